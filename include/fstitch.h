@@ -1,0 +1,555 @@
+/*
+ * fstitch — fusion and stitching of memory-intensive deep-learning operators.
+ *
+ * This header is the whole public API of libfstitch. It is C99, has a stable ABI
+ * (SONAME libfstitch.so.1) and does not include any CUDA header: streams and
+ * contexts travel as `void*`.
+ *
+ * Conventions
+ * -----------
+ * - Every fallible function returns an ::fst_status; ::FST_OK is 0. On failure the
+ *   output parameters are left untouched and fst_last_error_message() describes the
+ *   failure for the calling thread.
+ * - Graph builders (fst_input(), fst_unary(), fst_reduce(), ...) return an ::fst_value
+ *   instead of a status. A builder that fails returns ::FST_VALUE_INVALID and puts the
+ *   graph in an error state (the first error is kept, as in Cairo): every later
+ *   builder on that graph does nothing and returns ::FST_VALUE_INVALID, and every
+ *   function that consumes the graph (verify, print, evaluate, fuse) returns the first
+ *   error's status and message. fst_graph_status() reports it at any time, so a
+ *   builder error cannot be lost.
+ * - `*_destroy` functions return void and accept NULL.
+ * - Handles are opaque. Each handle's thread-safety is documented on its type.
+ */
+#ifndef FSTITCH_H
+#define FSTITCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(FSTITCH_BUILDING_LIBRARY) && defined(__GNUC__)
+#define FST_API __attribute__((visibility("default")))
+#else
+#define FST_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/** @name Version
+ *  @{ */
+
+/** Major version of the library (source compatibility). */
+#define FST_VERSION_MAJOR 0
+/** Minor version of the library. */
+#define FST_VERSION_MINOR 1
+/** Patch version of the library. */
+#define FST_VERSION_PATCH 0
+/** The version as one number: major * 10000 + minor * 100 + patch. */
+#define FST_VERSION_NUMBER (FST_VERSION_MAJOR * 10000 + FST_VERSION_MINOR * 100 + FST_VERSION_PATCH)
+/** ABI major version; the library's SONAME is libfstitch.so.<FST_ABI_VERSION>. */
+#define FST_ABI_VERSION 1
+
+/**
+ * @brief Version of the library that is loaded at run time.
+ * @return major * 10000 + minor * 100 + patch; compare with ::FST_VERSION_NUMBER.
+ * Never fails. Thread-safe.
+ */
+FST_API unsigned fst_version_number(void);
+
+/**
+ * @brief Version of the loaded library as text, e.g. "0.1.0".
+ * @return A static string owned by the library; never NULL. Thread-safe.
+ */
+FST_API const char* fst_version_string(void);
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Status and errors
+ *  @{ */
+
+/** Result of every fallible call. */
+typedef enum fst_status {
+  FST_OK = 0,                      /**< Success. */
+  FST_ERROR_INVALID_ARGUMENT = 1,  /**< A NULL handle or pointer, an unknown enum value, a bad name... */
+  FST_ERROR_SHAPE = 2,             /**< Shapes do not fit: ranks, dims, axes, broadcasting, element counts. */
+  FST_ERROR_DTYPE = 3,             /**< An operand's dtype is not accepted by the operation. */
+  FST_ERROR_UNSUPPORTED = 4,       /**< Valid request that this version does not support. */
+  FST_ERROR_OUT_OF_MEMORY = 5,     /**< A host or device allocation failed. */
+  FST_ERROR_NO_DEVICE = 6,         /**< The driver works but there is no usable GPU. */
+  FST_ERROR_NO_DRIVER = 7,         /**< The CUDA driver library could not be loaded or initialized. */
+  FST_ERROR_NO_COMPILER = 8,       /**< No NVRTC or host compiler could be found. */
+  FST_ERROR_COMPILE = 9,           /**< A generated kernel failed to compile; the message has the log. */
+  FST_ERROR_LAUNCH = 10,           /**< A kernel launch or a driver call failed. */
+  FST_ERROR_PARSE = 11,            /**< Graph text is malformed; the message has line and column. */
+  FST_ERROR_INTERNAL = 12          /**< A bug in fstitch; please report it with the message. */
+} fst_status;
+
+/**
+ * @brief Short name of a status, e.g. "FST_ERROR_SHAPE".
+ * @return A static string; "FST_STATUS_UNKNOWN" for values outside ::fst_status. Thread-safe.
+ */
+FST_API const char* fst_status_string(fst_status status);
+
+/**
+ * @brief Message of the calling thread's most recent failed fstitch call.
+ *
+ * It names the function, the argument and the value at fault. Successful calls do not
+ * clear it. The string is owned by the library and stays valid until the next failing
+ * fstitch call on the same thread.
+ * @return Never NULL; "" if no call has failed on this thread. Thread-safe (per thread).
+ */
+FST_API const char* fst_last_error_message(void);
+
+/**
+ * @brief Status of the calling thread's most recent failed fstitch call, ::FST_OK if none.
+ * Thread-safe (per thread).
+ */
+FST_API fst_status fst_last_error_status(void);
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Data types
+ *  @{ */
+
+/** Element types. f16 and bf16 are stored natively (as 16-bit patterns) and computed in f32. */
+typedef enum fst_dtype {
+  FST_F32 = 1,  /**< IEEE binary32. */
+  FST_F16 = 2,  /**< IEEE binary16, stored as uint16_t bits. */
+  FST_BF16 = 3, /**< bfloat16, stored as uint16_t bits. */
+  FST_F64 = 4,  /**< IEEE binary64. */
+  FST_I8 = 5,   /**< int8_t. */
+  FST_I32 = 6,  /**< int32_t. */
+  FST_I64 = 7,  /**< int64_t. */
+  FST_U8 = 8,   /**< uint8_t. */
+  FST_BOOL = 9  /**< One byte, 0 or 1 (any nonzero byte reads as true). */
+} fst_dtype;
+
+/** @brief Bytes per element of @p dtype; 0 for an unknown value. Never fails. Thread-safe. */
+FST_API size_t fst_dtype_size(fst_dtype dtype);
+
+/** @brief Name of @p dtype as in the text format ("f32", "bf16", ...); "?" if unknown. Thread-safe. */
+FST_API const char* fst_dtype_name(fst_dtype dtype);
+
+/** Largest tensor rank accepted anywhere in the API. */
+#define FST_MAX_RANK 8
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Context
+ *  A context holds process-level configuration: backend choice, device, logging and the
+ *  kernel cache directory. It is immutable after creation and thread-safe; graphs keep
+ *  it alive, so it may be destroyed before them.
+ *  @{ */
+
+/** Where fused kernels run. */
+typedef enum fst_backend {
+  FST_BACKEND_AUTO = 0, /**< CUDA when a driver and a device exist, else host. */
+  FST_BACKEND_CUDA = 1, /**< The CUDA driver API on a GPU. */
+  FST_BACKEND_HOST = 2  /**< The generated CUDA C compiled for and run on the CPU. */
+} fst_backend;
+
+/** Severity of a log message; a context logs messages at or below its level. */
+typedef enum fst_log_level {
+  FST_LOG_OFF = 0,   /**< Nothing. */
+  FST_LOG_ERROR = 1, /**< Failures. */
+  FST_LOG_WARN = 2,  /**< Surprises that do not fail the call. */
+  FST_LOG_INFO = 3,  /**< One line per major step (context, fusion, compile). */
+  FST_LOG_DEBUG = 4, /**< Details of planning and compilation. */
+  FST_LOG_TRACE = 5  /**< Everything. */
+} fst_log_level;
+
+/**
+ * Receives log messages. @p message is valid only during the call. It may be called from
+ * any thread that calls into fstitch, and from several at once.
+ */
+typedef void (*fst_log_callback)(void* user_data, fst_log_level level, const char* message);
+
+/** Options for fst_context_create(). Not thread-safe: configure from one thread. */
+typedef struct fst_context_options fst_context_options;
+/** A context. Immutable and thread-safe. */
+typedef struct fst_context fst_context;
+
+/**
+ * @brief Create options holding the defaults: backend auto, device 0, log level warn
+ *        (or the level named by the environment variable FSTITCH_LOG), messages to
+ *        stderr, cache directory from FSTITCH_CACHE_DIR or $XDG_CACHE_HOME/fstitch.
+ * @param[out] out_options Receives the new options; release with fst_context_options_destroy().
+ * @return ::FST_ERROR_INVALID_ARGUMENT if @p out_options is NULL; ::FST_ERROR_OUT_OF_MEMORY.
+ */
+FST_API fst_status fst_context_options_create(fst_context_options** out_options);
+
+/** @brief Destroy options. Accepts NULL. */
+FST_API void fst_context_options_destroy(fst_context_options* options);
+
+/**
+ * @brief Choose the backend.
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL @p options or a value outside ::fst_backend.
+ */
+FST_API fst_status fst_context_options_set_backend(fst_context_options* options, fst_backend backend);
+
+/**
+ * @brief Choose the CUDA device ordinal (ignored by the host backend).
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL @p options or a negative ordinal.
+ */
+FST_API fst_status fst_context_options_set_device(fst_context_options* options, int device_ordinal);
+
+/**
+ * @brief Set the log level. Overrides FSTITCH_LOG.
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL @p options or a value outside ::fst_log_level.
+ */
+FST_API fst_status fst_context_options_set_log_level(fst_context_options* options, fst_log_level level);
+
+/**
+ * @brief Send log messages to @p callback with @p user_data instead of stderr.
+ *        A NULL @p callback restores stderr. @p user_data is not owned.
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL @p options.
+ */
+FST_API fst_status fst_context_options_set_log_callback(fst_context_options* options,
+                                                        fst_log_callback callback, void* user_data);
+
+/**
+ * @brief Set the on-disk kernel cache directory (copied). "off" disables the disk cache;
+ *        NULL restores the default.
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL @p options or an empty string.
+ */
+FST_API fst_status fst_context_options_set_cache_dir(fst_context_options* options, const char* path);
+
+/**
+ * @brief Create a context.
+ * @param options NULL for the defaults; not retained (may be destroyed right after).
+ * @param[out] out_context Receives the context; release with fst_context_destroy().
+ * @return ::FST_ERROR_INVALID_ARGUMENT if @p out_context is NULL; ::FST_ERROR_OUT_OF_MEMORY.
+ */
+FST_API fst_status fst_context_create(const fst_context_options* options, fst_context** out_context);
+
+/** @brief Release the caller's reference to a context. Accepts NULL. Graphs keep their own reference. */
+FST_API void fst_context_destroy(fst_context* context);
+
+/** @brief The backend requested when @p context was created. ::FST_ERROR_INVALID_ARGUMENT on NULL. */
+FST_API fst_status fst_context_backend(const fst_context* context, fst_backend* out_backend);
+
+/** @brief The log level in force for @p context. ::FST_ERROR_INVALID_ARGUMENT on NULL. */
+FST_API fst_status fst_context_log_level(const fst_context* context, fst_log_level* out_level);
+
+/**
+ * @brief The disk cache directory in force, or "off".
+ * @param[out] out_path Receives a string owned by @p context, valid while it lives.
+ * @return ::FST_ERROR_INVALID_ARGUMENT on NULL.
+ */
+FST_API fst_status fst_context_cache_dir(const fst_context* context, const char** out_path);
+
+/**
+ * @brief Emit a message through the context's logger (the same path fstitch itself uses).
+ * @return ::FST_ERROR_INVALID_ARGUMENT on NULL arguments or an unknown level.
+ */
+FST_API fst_status fst_context_log(const fst_context* context, fst_log_level level, const char* message);
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Graph
+ *  A graph of SSA values, each with a dtype and a shape. A graph is not thread-safe while it
+ *  is being built; once built, concurrent read-only calls (queries, print, verify, evaluate)
+ *  are safe.
+ *  @{ */
+
+/** A graph. Needs external synchronization for building; read-only calls may run concurrently. */
+typedef struct fst_graph fst_graph;
+
+/**
+ * A value in a graph. It identifies both the graph and the value, so a value used with
+ * another graph is detected and rejected. Plain data: copy it freely.
+ */
+typedef uint64_t fst_value;
+
+/** Returned by a builder that failed. */
+#define FST_VALUE_INVALID ((fst_value)0)
+
+/**
+ * @brief Create an empty graph.
+ * @param context The context; the graph holds a reference to it.
+ * @param[out] out_graph Receives the graph; release with fst_graph_destroy().
+ * @return ::FST_ERROR_INVALID_ARGUMENT on NULL arguments; ::FST_ERROR_OUT_OF_MEMORY.
+ */
+FST_API fst_status fst_graph_create(fst_context* context, fst_graph** out_graph);
+
+/** @brief Destroy a graph and everything it owns. Accepts NULL. Values of it become invalid. */
+FST_API void fst_graph_destroy(fst_graph* graph);
+
+/**
+ * @brief The graph's error state: ::FST_OK, or the status of the first builder that failed.
+ * @param graph NULL yields ::FST_ERROR_INVALID_ARGUMENT.
+ */
+FST_API fst_status fst_graph_status(const fst_graph* graph);
+
+/**
+ * @brief The message of the first builder error, "" if none.
+ * @return Owned by @p graph, valid while it lives; "" for NULL.
+ */
+FST_API const char* fst_graph_error_message(const fst_graph* graph);
+
+/**
+ * @brief Check the graph's invariants: no builder error, at least one output, operand
+ *        order, inferred dtypes and shapes, unique names.
+ * @return ::FST_OK or the status describing the first violation.
+ */
+FST_API fst_status fst_graph_verify(const fst_graph* graph);
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Graph builders
+ *  Each returns the new value, or ::FST_VALUE_INVALID after recording an error on the graph
+ *  (see the conventions at the top). All dims are int64_t, row-major, at most ::FST_MAX_RANK.
+ *  Every dim must be at least 1: empty tensors are not supported.
+ *  @{ */
+
+/**
+ * @brief Declare a graph input.
+ * @param name Unique, non-empty input name (copied).
+ * @param rank 0..::FST_MAX_RANK; @p dims may be NULL when @p rank is 0.
+ * Errors: invalid argument (NULL/empty/duplicate name, unknown dtype), shape (rank too
+ * large, dims < 1, element count overflowing int64).
+ */
+FST_API fst_value fst_input(fst_graph* graph, const char* name, fst_dtype dtype, size_t rank, const int64_t* dims);
+
+/**
+ * @brief A scalar (rank 0) constant given as a double, converted to @p dtype as by fst_cast().
+ * Errors: invalid argument (unknown dtype).
+ */
+FST_API fst_value fst_constant_f64(fst_graph* graph, fst_dtype dtype, double value);
+
+/**
+ * @brief A scalar (rank 0) constant given as an int64_t, converted to @p dtype as by fst_cast().
+ * Errors: invalid argument (unknown dtype).
+ */
+FST_API fst_value fst_constant_i64(fst_graph* graph, fst_dtype dtype, int64_t value);
+
+/** Unary elementwise operations. */
+typedef enum fst_unary_op {
+  FST_UNARY_NEG = 1,        /**< -x (wraps for integers). Not bool. */
+  FST_UNARY_ABS = 2,        /**< |x| (wraps for the most negative integer). Not bool. */
+  FST_UNARY_EXP = 3,        /**< e^x. Floating point only. */
+  FST_UNARY_LOG = 4,        /**< Natural logarithm. Floating point only. */
+  FST_UNARY_SQRT = 5,       /**< Square root. Floating point only. */
+  FST_UNARY_RSQRT = 6,      /**< 1 / sqrt(x). Floating point only. */
+  FST_UNARY_RECIPROCAL = 7, /**< 1 / x. Floating point only. */
+  FST_UNARY_TANH = 8,       /**< Hyperbolic tangent. Floating point only. */
+  FST_UNARY_SIGMOID = 9,    /**< 1 / (1 + e^-x). Floating point only. */
+  FST_UNARY_RELU = 10,      /**< max(x, 0); NaN stays NaN. Not bool. */
+  FST_UNARY_GELU = 11,      /**< x * 0.5 * (1 + erf(x / sqrt 2)). Floating point only. */
+  FST_UNARY_GELU_TANH = 12, /**< x * 0.5 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating point only. */
+  FST_UNARY_SILU = 13,      /**< x * sigmoid(x). Floating point only. */
+  FST_UNARY_ERF = 14,       /**< Error function. Floating point only. */
+  FST_UNARY_SIN = 15,       /**< Sine. Floating point only. */
+  FST_UNARY_COS = 16,       /**< Cosine. Floating point only. */
+  FST_UNARY_FLOOR = 17,     /**< Round toward -inf. Floating point only. */
+  FST_UNARY_CEIL = 18,      /**< Round toward +inf. Floating point only. */
+  FST_UNARY_ROUND = 19,     /**< Round half to even. Floating point only. */
+  FST_UNARY_SIGN = 20,      /**< -1, 0 or 1 (NaN stays NaN). Not bool. */
+  FST_UNARY_LOGICAL_NOT = 21 /**< x == 0, as bool. Any dtype. */
+} fst_unary_op;
+
+/**
+ * @brief Apply a unary elementwise operation. The result has @p x's shape, and its dtype
+ *        except for ::FST_UNARY_LOGICAL_NOT (bool).
+ * Errors: invalid argument (unknown op, invalid or foreign value), dtype (see each op).
+ */
+FST_API fst_value fst_unary(fst_graph* graph, fst_unary_op op, fst_value x);
+
+/** Binary elementwise operations. Operands must have the same dtype (use fst_cast()). */
+typedef enum fst_binary_op {
+  FST_BINARY_ADD = 1,         /**< a + b (wraps for integers). Not bool. */
+  FST_BINARY_SUB = 2,         /**< a - b (wraps for integers). Not bool. */
+  FST_BINARY_MUL = 3,         /**< a * b (wraps for integers). Not bool. */
+  FST_BINARY_DIV = 4,         /**< a / b; integers truncate toward zero and x / 0 is 0. Not bool. */
+  FST_BINARY_POW = 5,         /**< a ^ b. Floating point only. */
+  FST_BINARY_MAX = 6,         /**< Larger of a and b; NaN if either is NaN. */
+  FST_BINARY_MIN = 7,         /**< Smaller of a and b; NaN if either is NaN. */
+  FST_BINARY_EQ = 8,          /**< a == b, as bool. */
+  FST_BINARY_NE = 9,          /**< a != b, as bool. */
+  FST_BINARY_LT = 10,         /**< a < b, as bool. */
+  FST_BINARY_LE = 11,         /**< a <= b, as bool. */
+  FST_BINARY_GT = 12,         /**< a > b, as bool. */
+  FST_BINARY_GE = 13,         /**< a >= b, as bool. */
+  FST_BINARY_LOGICAL_AND = 14, /**< a != 0 && b != 0, as bool. */
+  FST_BINARY_LOGICAL_OR = 15  /**< a != 0 || b != 0, as bool. */
+} fst_binary_op;
+
+/**
+ * @brief Apply a binary elementwise operation with numpy broadcasting: shapes are aligned
+ *        at the right and a dim of 1 stretches; the graph gets explicit broadcast values.
+ * Errors: invalid argument (unknown op, invalid or foreign value), dtype (operand dtypes
+ * differ or are not accepted), shape (not broadcastable).
+ */
+FST_API fst_value fst_binary(fst_graph* graph, fst_binary_op op, fst_value a, fst_value b);
+
+/**
+ * @brief cond ? a : b elementwise, with numpy broadcasting of all three.
+ * Errors: dtype (@p cond not bool, @p a and @p b differ), shape (not broadcastable).
+ */
+FST_API fst_value fst_select(fst_graph* graph, fst_value cond, fst_value a, fst_value b);
+
+/**
+ * @brief Convert to @p dtype. Float to integer truncates toward zero and saturates (NaN
+ *        gives 0); integer to narrower integer wraps; to bool is x != 0; to f16/bf16 rounds
+ *        to nearest even.
+ * Errors: invalid argument (unknown dtype, invalid value).
+ */
+FST_API fst_value fst_cast(fst_graph* graph, fst_value x, fst_dtype dtype);
+
+/**
+ * @brief Broadcast @p x to the shape @p dims by numpy rules (align right, 1 stretches).
+ * Errors: shape (rank smaller than x's, dims that neither match nor stretch, bad dims).
+ */
+FST_API fst_value fst_broadcast(fst_graph* graph, fst_value x, size_t rank, const int64_t* dims);
+
+/** Reductions. */
+typedef enum fst_reduce_op {
+  FST_REDUCE_SUM = 1,  /**< Sum; accumulated in f64 (floats) or int64 (integers, then wrapped). Not bool. */
+  FST_REDUCE_MEAN = 2, /**< Arithmetic mean. Floating point only. */
+  FST_REDUCE_MAX = 3,  /**< Maximum; NaN if any element is NaN. */
+  FST_REDUCE_MIN = 4,  /**< Minimum; NaN if any element is NaN. */
+  FST_REDUCE_PROD = 5  /**< Product. Not bool. */
+} fst_reduce_op;
+
+/**
+ * @brief Reduce over a set of axes.
+ * @param axes @p naxes distinct axes in -rank..rank-1 (negative counts from the end); at least one.
+ * @param keepdims Nonzero keeps reduced axes as dims of 1.
+ * Errors: invalid argument (unknown op, NULL axes), shape (no axes, out of range, repeated,
+ * rank 0 input), dtype (see each op).
+ */
+FST_API fst_value fst_reduce(fst_graph* graph, fst_reduce_op op, fst_value x, size_t naxes, const int64_t* axes,
+                             int keepdims);
+
+/**
+ * @brief Reinterpret the row-major elements with new dims. One dim may be -1 (inferred).
+ * Errors: shape (element counts differ, more than one -1, dims < 1 otherwise).
+ */
+FST_API fst_value fst_reshape(fst_graph* graph, fst_value x, size_t rank, const int64_t* dims);
+
+/**
+ * @brief Permute axes: result dim i is x's dim perm[i].
+ * Errors: shape (@p rank differs from x's, @p perm not a permutation of 0..rank-1).
+ */
+FST_API fst_value fst_permute(fst_graph* graph, fst_value x, size_t rank, const int64_t* perm);
+
+/**
+ * @brief A tensor whose elements are their index along @p axis.
+ * Errors: invalid argument (unknown dtype), dtype (bool), shape (axis out of range, bad dims).
+ */
+FST_API fst_value fst_iota(fst_graph* graph, fst_dtype dtype, size_t rank, const int64_t* dims, int64_t axis);
+
+/**
+ * @brief An operation fstitch does not fuse (a matmul, a convolution...): the planner
+ *        partitions the graph around it. Its output dtype and shape are declared.
+ * @param name What the operation is (copied), e.g. "matmul"; letters, digits, '_', '.', '-'.
+ * @param inputs @p ninputs values (may be NULL when @p ninputs is 0).
+ * The reference evaluator cannot run it: evaluating such a graph is ::FST_ERROR_UNSUPPORTED.
+ * Errors: invalid argument (bad name, NULL inputs, unknown dtype, invalid values), shape.
+ */
+FST_API fst_value fst_opaque(fst_graph* graph, const char* name, size_t ninputs, const fst_value* inputs,
+                             fst_dtype dtype, size_t rank, const int64_t* dims);
+
+/**
+ * @brief Name @p value as a graph output. One value may be several outputs; an input may
+ *        be an output.
+ * @param name Unique, non-empty output name (copied).
+ * @return ::FST_OK, or the error (which is also recorded on the graph like a builder's).
+ */
+FST_API fst_status fst_output(fst_graph* graph, const char* name, fst_value value);
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Graph queries
+ *  Read-only; safe to call concurrently once the graph is no longer being built.
+ *  @{ */
+
+/** @brief Element type of @p value. Errors: invalid argument (NULL, invalid or foreign value). */
+FST_API fst_status fst_value_dtype(const fst_graph* graph, fst_value value, fst_dtype* out_dtype);
+
+/** @brief Rank of @p value. Errors: invalid argument (NULL, invalid or foreign value). */
+FST_API fst_status fst_value_rank(const fst_graph* graph, fst_value value, size_t* out_rank);
+
+/**
+ * @brief Dims of @p value, written to @p out_dims which holds @p capacity elements.
+ * Errors: invalid argument (NULL, invalid or foreign value, @p capacity below the rank).
+ */
+FST_API fst_status fst_value_dims(const fst_graph* graph, fst_value value, size_t capacity, int64_t* out_dims);
+
+/** @brief Number of graph inputs. Errors: invalid argument (NULL). */
+FST_API fst_status fst_graph_input_count(const fst_graph* graph, size_t* out_count);
+
+/**
+ * @brief The @p index -th input in declaration order, and its name.
+ * @param[out] out_name May be NULL; receives a string owned by the graph.
+ * Errors: invalid argument (NULL graph or value pointer, index out of range).
+ */
+FST_API fst_status fst_graph_input(const fst_graph* graph, size_t index, fst_value* out_value,
+                                   const char** out_name);
+
+/** @brief Number of graph outputs. Errors: invalid argument (NULL). */
+FST_API fst_status fst_graph_output_count(const fst_graph* graph, size_t* out_count);
+
+/**
+ * @brief The @p index -th output in declaration order, and its name.
+ * @param[out] out_name May be NULL; receives a string owned by the graph.
+ * Errors: invalid argument (NULL graph or value pointer, index out of range).
+ */
+FST_API fst_status fst_graph_output(const fst_graph* graph, size_t index, fst_value* out_value,
+                                    const char** out_name);
+
+/** @brief Number of values (operations) in the graph. Errors: invalid argument (NULL). */
+FST_API fst_status fst_graph_value_count(const fst_graph* graph, size_t* out_count);
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Text format
+ *  A line-oriented text form of a graph; parse(print(g)) prints identically. See docs/API.md.
+ *  @{ */
+
+/**
+ * @brief Print @p graph as text.
+ * @param[out] out_text Receives a NUL-terminated string allocated by the library; release
+ *             it with fst_string_free().
+ * Errors: invalid argument (NULL), the graph's builder error.
+ */
+FST_API fst_status fst_graph_print(const fst_graph* graph, char** out_text);
+
+/**
+ * @brief Parse graph text into a new graph.
+ * @param length Bytes of @p text; pass (size_t)-1 for a NUL-terminated string.
+ * @param[out] out_graph Receives the graph; release with fst_graph_destroy().
+ * Errors: invalid argument (NULL), parse (syntax, with line:column), shape/dtype (an
+ * operation that does not type-check, also with line:column).
+ */
+FST_API fst_status fst_graph_parse(fst_context* context, const char* text, size_t length, fst_graph** out_graph);
+
+/** @brief Free a string returned by fstitch. Accepts NULL. */
+FST_API void fst_string_free(char* text);
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Reference evaluator
+ *  @{ */
+
+/**
+ * @brief Run @p graph on the host with the reference evaluator: every operation computed
+ *        in float64 (integers in int64) and rounded to its dtype (f16/bf16 round to
+ *        nearest even); reductions accumulate in float64.
+ * @param inputs @p ninputs pointers to dense row-major host buffers, in input order.
+ * @param outputs @p noutputs pointers to dense row-major host buffers, in output order.
+ * Errors: invalid argument (NULL pointers, counts that differ from the graph's), the
+ * graph's builder error or verification failure, unsupported (opaque operations),
+ * out of memory. Thread-safe for concurrent calls on one graph.
+ */
+FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const void* const* inputs, size_t ninputs,
+                                                void* const* outputs, size_t noutputs);
+/** @} */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FSTITCH_H */

@@ -1,0 +1,294 @@
+// fst_graph_*: lifetime, builders (sticky first error) and queries.
+#include <vector>
+
+#include "api/handles.hpp"
+#include "ir/builder.hpp"
+#include "ir/verify.hpp"
+
+using fstitch::DType;
+using fstitch::Dims;
+using fstitch::fail;
+using fstitch::OpKind;
+using fstitch::StatusCode;
+using fstitch::ValueId;
+using fstitch::api::decode_value;
+using fstitch::api::guarded;
+using fstitch::api::require_graph_ok;
+using fstitch::api::require_not_null;
+
+namespace {
+
+// Runs a builder: refuses a NULL graph or one already in error, records a failure on the
+// graph (first error wins) and returns the new value or FST_VALUE_INVALID.
+template <class Body>
+fst_value build(fst_graph* graph, const char* function, Body&& body) noexcept {
+  ValueId id = -1;
+  fst_status status = guarded(function, [&] {
+    require_not_null(graph, "graph");
+    require_graph_ok(graph);
+    id = body();
+  });
+  if (status == FST_OK) return fstitch::api::encode_value(graph, id);
+  if (graph != nullptr && graph->error == FST_OK) {
+    graph->error = status;
+    try {
+      graph->error_message = fst_last_error_message();
+    } catch (...) {
+      graph->error_message.clear();
+    }
+  }
+  return FST_VALUE_INVALID;
+}
+
+DType to_dtype(fst_dtype dtype, const char* what) {
+  if (!fstitch::is_valid_dtype(dtype)) {
+    fail(StatusCode::kInvalidArgument,
+         std::string(what) + " " + std::to_string(static_cast<int>(dtype)) + " is not an fst_dtype");
+  }
+  return static_cast<DType>(dtype);
+}
+
+// Copies caller dims; the rank is checked before touching the array.
+Dims to_dims(size_t rank, const int64_t* dims, const char* what) {
+  if (rank > fstitch::kMaxRank) {
+    fail(StatusCode::kShape, std::string(what) + " rank " + std::to_string(rank) + " exceeds the maximum " +
+                                 std::to_string(fstitch::kMaxRank));
+  }
+  if (rank > 0) require_not_null(dims, what);
+  return Dims(dims, dims + rank);
+}
+
+}  // namespace
+
+extern "C" {
+
+FST_API fst_status fst_graph_create(fst_context* context, fst_graph** out_graph) {
+  return guarded(__func__, [&] {
+    require_not_null(context, "context");
+    require_not_null(out_graph, "out_graph");
+    auto graph = std::make_unique<fst_graph>();
+    graph->context = context->impl;
+    graph->serial = fstitch::api::next_graph_serial();
+    *out_graph = graph.release();
+  });
+}
+
+FST_API void fst_graph_destroy(fst_graph* graph) { delete graph; }
+
+FST_API fst_status fst_graph_status(const fst_graph* graph) {
+  if (graph == nullptr) return fstitch::api::set_last_error(FST_ERROR_INVALID_ARGUMENT, "fst_graph_status: graph is NULL");
+  return graph->error;
+}
+
+FST_API const char* fst_graph_error_message(const fst_graph* graph) {
+  return graph == nullptr ? "" : graph->error_message.c_str();
+}
+
+FST_API fst_status fst_graph_verify(const fst_graph* graph) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_graph_ok(graph);
+    fstitch::verify_graph(graph->graph);
+  });
+}
+
+FST_API fst_value fst_input(fst_graph* graph, const char* name, fst_dtype dtype, size_t rank, const int64_t* dims) {
+  return build(graph, __func__, [&] {
+    require_not_null(name, "name");
+    return fstitch::build_input(graph->graph, name, to_dtype(dtype, "dtype"), to_dims(rank, dims, "dims"));
+  });
+}
+
+FST_API fst_value fst_constant_f64(fst_graph* graph, fst_dtype dtype, double value) {
+  return build(graph, __func__,
+               [&] { return fstitch::build_constant_f64(graph->graph, to_dtype(dtype, "dtype"), value); });
+}
+
+FST_API fst_value fst_constant_i64(fst_graph* graph, fst_dtype dtype, int64_t value) {
+  return build(graph, __func__,
+               [&] { return fstitch::build_constant_i64(graph->graph, to_dtype(dtype, "dtype"), value); });
+}
+
+FST_API fst_value fst_unary(fst_graph* graph, fst_unary_op op, fst_value x) {
+  return build(graph, __func__, [&] {
+    auto kind = fstitch::unary_op_from_index(static_cast<int>(op) - 1);
+    if (!kind) fail(StatusCode::kInvalidArgument, "op " + std::to_string(static_cast<int>(op)) + " is not an fst_unary_op");
+    return fstitch::build_unary(graph->graph, *kind, decode_value(graph, x, "x"));
+  });
+}
+
+FST_API fst_value fst_binary(fst_graph* graph, fst_binary_op op, fst_value a, fst_value b) {
+  return build(graph, __func__, [&] {
+    auto kind = fstitch::binary_op_from_index(static_cast<int>(op) - 1);
+    if (!kind) {
+      fail(StatusCode::kInvalidArgument, "op " + std::to_string(static_cast<int>(op)) + " is not an fst_binary_op");
+    }
+    return fstitch::build_binary(graph->graph, *kind, decode_value(graph, a, "a"), decode_value(graph, b, "b"));
+  });
+}
+
+FST_API fst_value fst_select(fst_graph* graph, fst_value cond, fst_value a, fst_value b) {
+  return build(graph, __func__, [&] {
+    return fstitch::build_select(graph->graph, decode_value(graph, cond, "cond"), decode_value(graph, a, "a"),
+                                 decode_value(graph, b, "b"));
+  });
+}
+
+FST_API fst_value fst_cast(fst_graph* graph, fst_value x, fst_dtype dtype) {
+  return build(graph, __func__, [&] {
+    return fstitch::build_cast(graph->graph, decode_value(graph, x, "x"), to_dtype(dtype, "dtype"));
+  });
+}
+
+FST_API fst_value fst_broadcast(fst_graph* graph, fst_value x, size_t rank, const int64_t* dims) {
+  return build(graph, __func__, [&] {
+    ValueId id = decode_value(graph, x, "x");
+    return fstitch::build_broadcast(graph->graph, id, to_dims(rank, dims, "dims"));
+  });
+}
+
+FST_API fst_value fst_reduce(fst_graph* graph, fst_reduce_op op, fst_value x, size_t naxes, const int64_t* axes,
+                             int keepdims) {
+  return build(graph, __func__, [&] {
+    auto kind = fstitch::reduce_op_from_index(static_cast<int>(op) - 1);
+    if (!kind) {
+      fail(StatusCode::kInvalidArgument, "op " + std::to_string(static_cast<int>(op)) + " is not an fst_reduce_op");
+    }
+    ValueId id = decode_value(graph, x, "x");
+    if (naxes == 0) fail(StatusCode::kShape, "naxes is 0; a reduction needs at least one axis");
+    if (naxes > fstitch::kMaxRank) {
+      fail(StatusCode::kShape, "naxes " + std::to_string(naxes) + " exceeds the maximum rank " +
+                                   std::to_string(fstitch::kMaxRank));
+    }
+    require_not_null(axes, "axes");
+    return fstitch::build_reduce(graph->graph, *kind, id, std::vector<int64_t>(axes, axes + naxes), keepdims != 0);
+  });
+}
+
+FST_API fst_value fst_reshape(fst_graph* graph, fst_value x, size_t rank, const int64_t* dims) {
+  return build(graph, __func__, [&] {
+    ValueId id = decode_value(graph, x, "x");
+    return fstitch::build_reshape(graph->graph, id, to_dims(rank, dims, "dims"));
+  });
+}
+
+FST_API fst_value fst_permute(fst_graph* graph, fst_value x, size_t rank, const int64_t* perm) {
+  return build(graph, __func__, [&] {
+    ValueId id = decode_value(graph, x, "x");
+    return fstitch::build_permute(graph->graph, id, to_dims(rank, perm, "perm"));
+  });
+}
+
+FST_API fst_value fst_iota(fst_graph* graph, fst_dtype dtype, size_t rank, const int64_t* dims, int64_t axis) {
+  return build(graph, __func__, [&] {
+    return fstitch::build_iota(graph->graph, to_dtype(dtype, "dtype"), to_dims(rank, dims, "dims"), axis);
+  });
+}
+
+FST_API fst_value fst_opaque(fst_graph* graph, const char* name, size_t ninputs, const fst_value* inputs,
+                             fst_dtype dtype, size_t rank, const int64_t* dims) {
+  return build(graph, __func__, [&] {
+    require_not_null(name, "name");
+    if (ninputs > 0) require_not_null(inputs, "inputs");
+    std::vector<ValueId> ids;
+    for (size_t i = 0; i < ninputs; ++i) {
+      std::string what = "inputs[" + std::to_string(i) + "]";
+      ids.push_back(decode_value(graph, inputs[i], what.c_str()));
+    }
+    return fstitch::build_opaque(graph->graph, name, ids, to_dtype(dtype, "dtype"), to_dims(rank, dims, "dims"));
+  });
+}
+
+FST_API fst_status fst_output(fst_graph* graph, const char* name, fst_value value) {
+  build(graph, __func__, [&] {
+    require_not_null(name, "name");
+    ValueId id = decode_value(graph, value, "value");
+    fstitch::build_output(graph->graph, name, id);
+    return id;
+  });
+  return graph == nullptr ? FST_ERROR_INVALID_ARGUMENT : fst_graph_status(graph);
+}
+
+FST_API fst_status fst_value_dtype(const fst_graph* graph, fst_value value, fst_dtype* out_dtype) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_not_null(out_dtype, "out_dtype");
+    *out_dtype = static_cast<fst_dtype>(graph->graph.node(decode_value(graph, value, "value")).dtype);
+  });
+}
+
+FST_API fst_status fst_value_rank(const fst_graph* graph, fst_value value, size_t* out_rank) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_not_null(out_rank, "out_rank");
+    *out_rank = graph->graph.node(decode_value(graph, value, "value")).dims.size();
+  });
+}
+
+FST_API fst_status fst_value_dims(const fst_graph* graph, fst_value value, size_t capacity, int64_t* out_dims) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    const Dims& dims = graph->graph.node(decode_value(graph, value, "value")).dims;
+    if (capacity < dims.size()) {
+      fail(StatusCode::kInvalidArgument, "capacity " + std::to_string(capacity) + " is below the value's rank " +
+                                             std::to_string(dims.size()));
+    }
+    if (!dims.empty()) require_not_null(out_dims, "out_dims");
+    for (size_t i = 0; i < dims.size(); ++i) out_dims[i] = dims[i];
+  });
+}
+
+FST_API fst_status fst_graph_input_count(const fst_graph* graph, size_t* out_count) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_not_null(out_count, "out_count");
+    *out_count = graph->graph.inputs().size();
+  });
+}
+
+FST_API fst_status fst_graph_input(const fst_graph* graph, size_t index, fst_value* out_value, const char** out_name) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_not_null(out_value, "out_value");
+    const auto& inputs = graph->graph.inputs();
+    if (index >= inputs.size()) {
+      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) + " is out of range; the graph has " +
+                                             std::to_string(inputs.size()) + " input(s)");
+    }
+    *out_value = fstitch::api::encode_value(graph, inputs[index]);
+    if (out_name != nullptr) *out_name = graph->graph.node(inputs[index]).name.c_str();
+  });
+}
+
+FST_API fst_status fst_graph_output_count(const fst_graph* graph, size_t* out_count) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_not_null(out_count, "out_count");
+    *out_count = graph->graph.outputs().size();
+  });
+}
+
+FST_API fst_status fst_graph_output(const fst_graph* graph, size_t index, fst_value* out_value,
+                                    const char** out_name) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_not_null(out_value, "out_value");
+    const auto& outputs = graph->graph.outputs();
+    if (index >= outputs.size()) {
+      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) + " is out of range; the graph has " +
+                                             std::to_string(outputs.size()) + " output(s)");
+    }
+    *out_value = fstitch::api::encode_value(graph, outputs[index].value);
+    if (out_name != nullptr) *out_name = outputs[index].name.c_str();
+  });
+}
+
+FST_API fst_status fst_graph_value_count(const fst_graph* graph, size_t* out_count) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_not_null(out_count, "out_count");
+    *out_count = graph->graph.size();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,114 @@
+// Version, status names, the thread's last error, dtype helpers, fst_value encoding.
+#include <atomic>
+
+#include "api/handles.hpp"
+#include "ir/dtype.hpp"
+
+static_assert(static_cast<int>(fstitch::StatusCode::kInternal) == FST_ERROR_INTERNAL, "status codes diverge");
+static_assert(static_cast<int>(fstitch::StatusCode::kParse) == FST_ERROR_PARSE, "status codes diverge");
+static_assert(static_cast<int>(fstitch::DType::kBool) == FST_BOOL, "dtype codes diverge");
+static_assert(static_cast<int>(fstitch::DType::kF32) == FST_F32, "dtype codes diverge");
+static_assert(fstitch::kMaxRank == FST_MAX_RANK, "max rank diverges");
+
+namespace {
+
+thread_local std::string t_last_message;
+thread_local fst_status t_last_status = FST_OK;
+
+#define FST_STRINGIFY2(x) #x
+#define FST_STRINGIFY(x) FST_STRINGIFY2(x)
+constexpr const char kVersionString[] =
+    FST_STRINGIFY(FST_VERSION_MAJOR) "." FST_STRINGIFY(FST_VERSION_MINOR) "." FST_STRINGIFY(FST_VERSION_PATCH);
+
+}  // namespace
+
+namespace fstitch::api {
+
+fst_status set_last_error(fst_status status, const std::string& message) {
+  try {
+    t_last_message = message;
+  } catch (...) {
+    t_last_message.clear();  // out of memory while recording: keep the status at least
+  }
+  t_last_status = status;
+  return status;
+}
+
+uint32_t next_graph_serial() {
+  static std::atomic<uint32_t> counter{0};
+  uint32_t serial;
+  do {
+    serial = counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  } while (serial == 0);
+  return serial;
+}
+
+fst_value encode_value(const fst_graph* g, ValueId id) {
+  return (static_cast<uint64_t>(g->serial) << 32) | (static_cast<uint64_t>(id) + 1);
+}
+
+ValueId decode_value(const fst_graph* g, fst_value v, const char* what) {
+  if (v == FST_VALUE_INVALID) {
+    fail(StatusCode::kInvalidArgument,
+         std::string(what) + " is FST_VALUE_INVALID (the result of a builder that failed)");
+  }
+  if (static_cast<uint32_t>(v >> 32) != g->serial) {
+    fail(StatusCode::kInvalidArgument, std::string(what) + " belongs to another graph");
+  }
+  uint64_t index = (v & 0xffffffffu) - 1;
+  if (index >= g->graph.size()) {
+    fail(StatusCode::kInvalidArgument, std::string(what) + " does not exist in this graph");
+  }
+  return static_cast<ValueId>(index);
+}
+
+void require_graph_ok(const fst_graph* g) {
+  if (g->error != FST_OK) {
+    fail(static_cast<StatusCode>(g->error), "the graph is in error since an earlier call: " + g->error_message);
+  }
+}
+
+}  // namespace fstitch::api
+
+extern "C" {
+
+FST_API unsigned fst_version_number(void) { return FST_VERSION_NUMBER; }
+
+FST_API const char* fst_version_string(void) { return kVersionString; }
+
+FST_API const char* fst_status_string(fst_status status) {
+  switch (status) {
+    case FST_OK: return "FST_OK";
+    case FST_ERROR_INVALID_ARGUMENT: return "FST_ERROR_INVALID_ARGUMENT";
+    case FST_ERROR_SHAPE: return "FST_ERROR_SHAPE";
+    case FST_ERROR_DTYPE: return "FST_ERROR_DTYPE";
+    case FST_ERROR_UNSUPPORTED: return "FST_ERROR_UNSUPPORTED";
+    case FST_ERROR_OUT_OF_MEMORY: return "FST_ERROR_OUT_OF_MEMORY";
+    case FST_ERROR_NO_DEVICE: return "FST_ERROR_NO_DEVICE";
+    case FST_ERROR_NO_DRIVER: return "FST_ERROR_NO_DRIVER";
+    case FST_ERROR_NO_COMPILER: return "FST_ERROR_NO_COMPILER";
+    case FST_ERROR_COMPILE: return "FST_ERROR_COMPILE";
+    case FST_ERROR_LAUNCH: return "FST_ERROR_LAUNCH";
+    case FST_ERROR_PARSE: return "FST_ERROR_PARSE";
+    case FST_ERROR_INTERNAL: return "FST_ERROR_INTERNAL";
+  }
+  return "FST_STATUS_UNKNOWN";
+}
+
+FST_API const char* fst_last_error_message(void) { return t_last_message.c_str(); }
+
+FST_API fst_status fst_last_error_status(void) { return t_last_status; }
+
+FST_API size_t fst_dtype_size(fst_dtype dtype) {
+  if (!fstitch::is_valid_dtype(dtype)) return 0;
+  return fstitch::dtype_size(static_cast<fstitch::DType>(dtype));
+}
+
+FST_API const char* fst_dtype_name(fst_dtype dtype) {
+  if (!fstitch::is_valid_dtype(dtype)) return "?";
+  return fstitch::dtype_name(static_cast<fstitch::DType>(dtype));
+}
+
+FST_API void fst_string_free(char* text) { delete[] text; }
+
+}  // extern "C"

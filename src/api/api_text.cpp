@@ -1,0 +1,82 @@
+// fst_graph_print, fst_graph_parse and fst_graph_evaluate_reference.
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "api/handles.hpp"
+#include "ir/text.hpp"
+#include "ir/verify.hpp"
+#include "ref/evaluator.hpp"
+
+using fstitch::fail;
+using fstitch::StatusCode;
+using fstitch::api::guarded;
+using fstitch::api::require_graph_ok;
+using fstitch::api::require_not_null;
+
+extern "C" {
+
+FST_API fst_status fst_graph_print(const fst_graph* graph, char** out_text) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_not_null(out_text, "out_text");
+    require_graph_ok(graph);
+    std::string text = fstitch::print_graph(graph->graph);
+    char* copy = new char[text.size() + 1];
+    std::memcpy(copy, text.c_str(), text.size() + 1);
+    *out_text = copy;
+  });
+}
+
+FST_API fst_status fst_graph_parse(fst_context* context, const char* text, size_t length, fst_graph** out_graph) {
+  return guarded(__func__, [&] {
+    require_not_null(context, "context");
+    require_not_null(text, "text");
+    require_not_null(out_graph, "out_graph");
+    std::string_view view = length == static_cast<size_t>(-1) ? std::string_view(text) : std::string_view(text, length);
+    auto graph = std::make_unique<fst_graph>();
+    graph->context = context->impl;
+    graph->graph = fstitch::parse_graph(view);
+    graph->serial = fstitch::api::next_graph_serial();
+    *out_graph = graph.release();
+  });
+}
+
+FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const void* const* inputs, size_t ninputs,
+                                                void* const* outputs, size_t noutputs) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_graph_ok(graph);
+    const fstitch::Graph& g = graph->graph;
+    fstitch::verify_graph(g);
+    if (ninputs != g.inputs().size()) {
+      fail(StatusCode::kInvalidArgument, "ninputs is " + std::to_string(ninputs) + " but the graph has " +
+                                             std::to_string(g.inputs().size()) + " input(s)");
+    }
+    if (noutputs != g.outputs().size()) {
+      fail(StatusCode::kInvalidArgument, "noutputs is " + std::to_string(noutputs) + " but the graph has " +
+                                             std::to_string(g.outputs().size()) + " output(s)");
+    }
+    if (ninputs > 0) require_not_null(inputs, "inputs");
+    require_not_null(outputs, "outputs");
+    std::vector<const void*> in(ninputs);
+    for (size_t i = 0; i < ninputs; ++i) {
+      if (inputs[i] == nullptr) {
+        fail(StatusCode::kInvalidArgument, "inputs[" + std::to_string(i) + "] (\"" + g.node(g.inputs()[i]).name +
+                                               "\") is NULL");
+      }
+      in[i] = inputs[i];
+    }
+    std::vector<void*> out(noutputs);
+    for (size_t i = 0; i < noutputs; ++i) {
+      if (outputs[i] == nullptr) {
+        fail(StatusCode::kInvalidArgument, "outputs[" + std::to_string(i) + "] (\"" + g.outputs()[i].name +
+                                               "\") is NULL");
+      }
+      out[i] = outputs[i];
+    }
+    fstitch::evaluate_reference(g, in, out);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,68 @@
+// Definitions of the opaque public handles and the helpers every entry point uses:
+// exception-to-status conversion, the thread's last error, and fst_value encoding.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "api/context.hpp"
+#include "fstitch.h"
+#include "ir/graph.hpp"
+#include "support/error.hpp"
+
+struct fst_context_options {
+  fstitch::ContextConfig config;
+  bool log_level_set = false;
+};
+
+struct fst_context {
+  std::shared_ptr<fstitch::Context> impl;
+};
+
+struct fst_graph {
+  std::shared_ptr<fstitch::Context> context;
+  fstitch::Graph graph;
+  uint32_t serial = 0;            // identifies this graph inside its fst_values
+  fst_status error = FST_OK;      // first builder error (sticky)
+  std::string error_message;
+};
+
+namespace fstitch::api {
+
+// Records the thread's last error and returns `status`.
+fst_status set_last_error(fst_status status, const std::string& message);
+
+// Runs `body`, converting any exception into a status and the thread's last error,
+// with messages prefixed by the function name.
+template <class Body>
+fst_status guarded(const char* function, Body&& body) noexcept {
+  try {
+    body();
+    return FST_OK;
+  } catch (const Error& e) {
+    return set_last_error(static_cast<fst_status>(e.code()), std::string(function) + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    return set_last_error(FST_ERROR_OUT_OF_MEMORY, std::string(function) + ": out of memory");
+  } catch (const std::exception& e) {
+    return set_last_error(FST_ERROR_INTERNAL, std::string(function) + ": internal error: " + e.what());
+  } catch (...) {
+    return set_last_error(FST_ERROR_INTERNAL, std::string(function) + ": internal error: unknown exception");
+  }
+}
+
+// Throws invalid argument "<what> is NULL" when p is null.
+inline void require_not_null(const void* p, const char* what) {
+  if (p == nullptr) fail(StatusCode::kInvalidArgument, std::string(what) + " is NULL");
+}
+
+uint32_t next_graph_serial();
+fst_value encode_value(const fst_graph* g, ValueId id);
+// Throws invalid argument for FST_VALUE_INVALID, a value of another graph, or one out of range.
+ValueId decode_value(const fst_graph* g, fst_value v, const char* what);
+
+// Throws the graph's sticky builder error, if any.
+void require_graph_ok(const fst_graph* g);
+
+}  // namespace fstitch::api

@@ -1,0 +1,49 @@
+// Graph construction with validation and dtype/shape inference. Every builder throws an
+// Error (invalid argument, shape, dtype...) describing the problem and leaves the graph
+// unchanged on failure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.hpp"
+
+namespace fstitch {
+
+// Result type of a node given its operands and attributes; throws if it does not type-check.
+struct ValueType {
+  DType dtype;
+  Dims dims;
+};
+ValueType infer_type(const Graph& graph, const Node& node);
+
+// Numpy broadcasting of two shapes; throws a shape Error naming both.
+Dims broadcast_dims(const Dims& a, const Dims& b);
+
+ValueId build_input(Graph& g, const std::string& name, DType dtype, const Dims& dims);
+ValueId build_constant(Graph& g, DType dtype, Scalar value);  // value already in dtype
+ValueId build_constant_f64(Graph& g, DType dtype, double value);
+ValueId build_constant_i64(Graph& g, DType dtype, int64_t value);
+ValueId build_unary(Graph& g, OpKind op, ValueId x);
+// Inserts explicit broadcasts so both operands have the broadcast shape.
+ValueId build_binary(Graph& g, OpKind op, ValueId a, ValueId b);
+ValueId build_select(Graph& g, ValueId cond, ValueId a, ValueId b);
+ValueId build_cast(Graph& g, ValueId x, DType dtype);
+// No node is added when x already has the target dims.
+ValueId build_broadcast(Graph& g, ValueId x, const Dims& dims);
+// Axes may be negative; they are normalized and sorted.
+ValueId build_reduce(Graph& g, OpKind op, ValueId x, const std::vector<int64_t>& axes, bool keepdims);
+// One dim may be -1.
+ValueId build_reshape(Graph& g, ValueId x, const Dims& dims);
+ValueId build_permute(Graph& g, ValueId x, const std::vector<int64_t>& perm);
+ValueId build_iota(Graph& g, DType dtype, const Dims& dims, int64_t axis);
+ValueId build_opaque(Graph& g, const std::string& name, const std::vector<ValueId>& inputs, DType dtype,
+                     const Dims& dims);
+void build_output(Graph& g, const std::string& name, ValueId value);
+
+// Names of inputs and outputs: non-empty, printable ASCII without quotes or backslashes.
+void validate_io_name(const std::string& name, const std::string& what);
+// Names of opaque operations: [A-Za-z0-9_.-]+.
+void validate_opaque_name(const std::string& name);
+
+}  // namespace fstitch

@@ -1,0 +1,24 @@
+#include "ir/graph.hpp"
+
+#include <limits>
+
+#include "support/error.hpp"
+
+namespace fstitch {
+
+ValueId Graph::append(Node node) {
+  if (nodes_.size() >= static_cast<size_t>(std::numeric_limits<ValueId>::max() - 1)) {
+    fail(StatusCode::kOutOfMemory, "the graph has reached its maximum number of values");
+  }
+  auto id = static_cast<ValueId>(nodes_.size());
+  if (node.op == OpKind::kInput) inputs_.push_back(id);
+  nodes_.push_back(std::move(node));
+  return id;
+}
+
+std::string describe_value(const Graph& graph, ValueId id) {
+  const Node& n = graph.node(id);
+  return "%" + std::to_string(id) + " (" + op_name(n.op) + ", " + dtype_name(n.dtype) + dims_to_string(n.dims) + ")";
+}
+
+}  // namespace fstitch

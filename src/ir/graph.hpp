@@ -1,0 +1,60 @@
+// The graph IR: SSA values in a vector, each produced by one node. Operands always refer
+// to earlier nodes, so the vector order is a topological order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.hpp"
+#include "ir/numeric.hpp"
+#include "ir/op.hpp"
+#include "ir/shape.hpp"
+
+namespace fstitch {
+
+using ValueId = int32_t;
+
+struct Node {
+  OpKind op = OpKind::kInput;
+  std::vector<ValueId> operands;
+  DType dtype = DType::kF32;  // result dtype
+  Dims dims;                  // result dims
+
+  // Attributes (which ones are meaningful depends on op):
+  std::vector<int64_t> axes;  // reduce: sorted normalized axes; permute: the permutation
+  bool keepdims = false;      // reduce
+  int64_t axis = 0;           // iota
+  Scalar value;               // constant, in `dtype`
+  std::string name;           // input: input name; opaque: operation name
+};
+
+struct GraphOutput {
+  std::string name;
+  ValueId value;
+};
+
+class Graph {
+ public:
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(ValueId id) const { return nodes_[static_cast<size_t>(id)]; }
+  size_t size() const { return nodes_.size(); }
+  bool contains(ValueId id) const { return id >= 0 && static_cast<size_t>(id) < nodes_.size(); }
+
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<GraphOutput>& outputs() const { return outputs_; }
+
+  // Appends a node whose dtype and dims are already inferred; returns its id.
+  ValueId append(Node node);
+  void add_output(std::string name, ValueId value) { outputs_.push_back({std::move(name), value}); }
+
+ private:
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<GraphOutput> outputs_;
+};
+
+// "%3 (f32[8,16])": how errors name a value.
+std::string describe_value(const Graph& graph, ValueId id);
+
+}  // namespace fstitch

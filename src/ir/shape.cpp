@@ -1,0 +1,50 @@
+#include "ir/shape.hpp"
+
+#include <limits>
+
+#include "support/error.hpp"
+
+namespace fstitch {
+
+int64_t element_count(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+void validate_dims(const Dims& dims, const std::string& what) {
+  if (dims.size() > kMaxRank) {
+    fail(StatusCode::kShape, what + " has rank " + std::to_string(dims.size()) + ", more than the maximum " +
+                                 std::to_string(kMaxRank));
+  }
+  int64_t n = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = dims[i];
+    if (d < 1) {
+      fail(d == 0 ? StatusCode::kUnsupported : StatusCode::kShape,
+           what + " has dim " + std::to_string(i) + " = " + std::to_string(d) +
+               (d == 0 ? "; empty tensors are not supported" : "; dims must be at least 1"));
+    }
+    if (n > std::numeric_limits<int64_t>::max() / d) {
+      fail(StatusCode::kShape, what + " " + dims_to_string(dims) + " has more elements than int64 can count");
+    }
+    n *= d;
+  }
+}
+
+std::string dims_to_string(const Dims& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+Dims row_major_strides(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+}  // namespace fstitch
