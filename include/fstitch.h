@@ -264,7 +264,7 @@ typedef struct fst_graph fst_graph;
 typedef uint64_t fst_value;
 
 /** Returned by a builder that failed. */
-#define FST_VALUE_INVALID ((fst_value)0)
+#define FST_VALUE_INVALID UINT64_C(0)
 
 /**
  * @brief Create an empty graph.
@@ -301,7 +301,8 @@ FST_API fst_status fst_graph_verify(const fst_graph* graph);
 /** @name Graph builders
  *  Each returns the new value, or ::FST_VALUE_INVALID after recording an error on the graph
  *  (see the conventions at the top). All dims are int64_t, row-major, at most ::FST_MAX_RANK.
- *  Every dim must be at least 1: empty tensors are not supported.
+ *  Every dim must be at least 1: a negative dim is a shape error, a dim of 0 is
+ *  ::FST_ERROR_UNSUPPORTED (empty tensors are not supported).
  *  @{ */
 
 /**
@@ -546,6 +547,164 @@ FST_API void fst_string_free(char* text);
  */
 FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const void* const* inputs, size_t ninputs,
                                                 void* const* outputs, size_t noutputs);
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Fusion
+ *  fst_fuse() plans a verified graph into fused kernels and generates their CUDA C. The
+ *  resulting ::fst_fusion is immutable: queries and runs are thread-safe.
+ *  @{ */
+
+/** How aggressively to fuse. */
+typedef enum fst_fusion_policy {
+  FST_POLICY_STITCH = 0, /**< FusionStitching: reductions and their consumers share kernels (default). */
+  FST_POLICY_LOOP = 1,   /**< XLA-style loop/input fusion: elementwise into consumers; each reduction ends a kernel. */
+  FST_POLICY_NONE = 2    /**< One kernel per operation (constants are inlined into their users). */
+} fst_fusion_policy;
+
+/** Options for fst_fuse(). Not thread-safe: configure from one thread. */
+typedef struct fst_fuse_options fst_fuse_options;
+/** A fused plan with its kernels. Immutable and thread-safe. */
+typedef struct fst_fusion fst_fusion;
+/** One kernel of a fusion, owned by it. Immutable and thread-safe. */
+typedef struct fst_kernel fst_kernel;
+
+/**
+ * @brief Create fuse options with the defaults: policy stitch, target architecture sm_90
+ *        (or the context's device when it has one), shared-memory budget 48 KiB per block,
+ *        register cap 64 per thread.
+ * @return ::FST_ERROR_INVALID_ARGUMENT on NULL; ::FST_ERROR_OUT_OF_MEMORY.
+ */
+FST_API fst_status fst_fuse_options_create(fst_fuse_options** out_options);
+
+/** @brief Destroy fuse options. Accepts NULL. */
+FST_API void fst_fuse_options_destroy(fst_fuse_options* options);
+
+/** @brief Choose the policy. ::FST_ERROR_INVALID_ARGUMENT for NULL or an unknown policy. */
+FST_API fst_status fst_fuse_options_set_policy(fst_fuse_options* options, fst_fusion_policy policy);
+
+/**
+ * @brief Choose the target architecture as 10 * major + minor: 80 (A100) or 90 (H100/H200).
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL; ::FST_ERROR_UNSUPPORTED for other architectures.
+ */
+FST_API fst_status fst_fuse_options_set_target_arch(fst_fuse_options* options, int sm);
+
+/**
+ * @brief Shared memory a kernel may use per block, in bytes (1 KiB .. 227 KiB).
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL or a value out of range.
+ */
+FST_API fst_status fst_fuse_options_set_shared_memory_budget(fst_fuse_options* options, size_t bytes);
+
+/**
+ * @brief Registers per thread the planner may plan for (32 .. 255).
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL or a value out of range.
+ */
+FST_API fst_status fst_fuse_options_set_register_cap(fst_fuse_options* options, int registers);
+
+/**
+ * @brief Plan @p graph into fused kernels and generate their source.
+ *
+ * Compilation happens when a kernel's PTX or binary is first needed (a run, or
+ * fst_kernel_ptx()), so fusing works on machines without CUDA.
+ * @param options NULL for the defaults; not retained.
+ * @param[out] out_fusion Receives the fusion; release with fst_fusion_destroy(). It keeps the
+ *             graph's context alive and does not refer to the graph afterwards.
+ * Errors: invalid argument (NULL), the graph's builder error or verification failure,
+ * out of memory. Thread-safe for concurrent calls on one graph.
+ */
+FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* options, fst_fusion** out_fusion);
+
+/** @brief Destroy a fusion and its kernels. Accepts NULL. */
+FST_API void fst_fusion_destroy(fst_fusion* fusion);
+
+/** @brief Number of kernels, in launch order. Errors: invalid argument (NULL). */
+FST_API fst_status fst_fusion_kernel_count(const fst_fusion* fusion, size_t* out_count);
+
+/**
+ * @brief The @p index -th kernel in launch order; owned by @p fusion.
+ * Errors: invalid argument (NULL, index out of range).
+ */
+FST_API fst_status fst_fusion_kernel(const fst_fusion* fusion, size_t index, const fst_kernel** out_kernel);
+
+/** @brief Bytes of workspace fst_fusion_run() needs (intermediates between kernels). */
+FST_API fst_status fst_fusion_workspace_size(const fst_fusion* fusion, size_t* out_bytes);
+
+/**
+ * @brief Global-memory bytes the plan moves, and the lower bound (each graph input read
+ *        once, each output written once). Errors: invalid argument (NULL).
+ */
+FST_API fst_status fst_fusion_planned_bytes(const fst_fusion* fusion, uint64_t* out_planned_bytes,
+                                            uint64_t* out_lower_bound_bytes);
+
+/**
+ * @brief A human-readable description of the plan: kernels in order, their operations,
+ *        schedule, stitch scheme of each internal edge, inputs, outputs, workspace buffers,
+ *        estimated bytes and time, and the reason for each boundary between kernels.
+ * @param[out] out_text Free with fst_string_free().
+ */
+FST_API fst_status fst_fusion_dump(const fst_fusion* fusion, char** out_text);
+
+/**
+ * @brief Run every kernel of the plan in order on the context's backend.
+ * @param inputs Graph inputs in input order; device pointers for the CUDA backend, host
+ *        pointers for the host backend.
+ * @param outputs Graph outputs in output order, same kind of pointers.
+ * @param workspace At least fst_fusion_workspace_size() bytes, or NULL to let fstitch
+ *        allocate it for the run.
+ * @param stream A CUstream for the CUDA backend (NULL: the default stream); ignored by the
+ *        host backend, which runs synchronously.
+ * Errors: invalid argument (NULL, wrong counts), no compiler, compile, launch,
+ * unsupported (the plan contains opaque operations, which the caller runs). Thread-safe.
+ */
+FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* inputs, size_t ninputs,
+                                  void* const* outputs, size_t noutputs, void* workspace, void* stream);
+
+/** What a kernel parameter points to. */
+typedef enum fst_param_kind {
+  FST_PARAM_INPUT = 1,    /**< A graph input; the index is its input index. */
+  FST_PARAM_OUTPUT = 2,   /**< A graph output; the index is its output index. */
+  FST_PARAM_WORKSPACE = 3 /**< An intermediate in the workspace; the index is its byte offset. */
+} fst_param_kind;
+
+/** @brief The kernel's entry-point name in its source. @p out_name is owned by the fusion. */
+FST_API fst_status fst_kernel_name(const fst_kernel* kernel, const char** out_name);
+
+/**
+ * @brief The CUDA C source of the module that contains this kernel (all kernels of a fusion
+ *        share one module). @p out_source is owned by the fusion.
+ */
+FST_API fst_status fst_kernel_source(const fst_kernel* kernel, const char** out_source);
+
+/**
+ * @brief The module's PTX for the fusion's target, compiling it with NVRTC on first use.
+ * Errors: no compiler (no NVRTC), compile. @p out_ptx is owned by the fusion.
+ */
+FST_API fst_status fst_kernel_ptx(const fst_kernel* kernel, const char** out_ptx);
+
+/**
+ * @brief The module's CUBIN for the fusion's target, compiling it with NVRTC on first use.
+ * Errors: no compiler, compile. @p out_data is owned by the fusion.
+ */
+FST_API fst_status fst_kernel_cubin(const fst_kernel* kernel, const void** out_data, size_t* out_size);
+
+/** @brief Grid and block dimensions (x, y, z) and dynamic shared memory bytes. */
+FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t out_grid[3], uint32_t out_block[3],
+                                            size_t* out_dynamic_shared_bytes);
+
+/** @brief Number of pointer parameters. */
+FST_API fst_status fst_kernel_param_count(const fst_kernel* kernel, size_t* out_count);
+
+/**
+ * @brief What the @p index -th parameter points to.
+ * @param[out] out_value May be NULL; the graph value behind the parameter (valid for the graph
+ *             the fusion was made from).
+ */
+FST_API fst_status fst_kernel_param(const fst_kernel* kernel, size_t index, fst_param_kind* out_kind,
+                                    size_t* out_index, fst_value* out_value);
+
+/** @brief Estimated global-memory bytes read and written by one launch. */
+FST_API fst_status fst_kernel_estimated_bytes(const fst_kernel* kernel, uint64_t* out_read_bytes,
+                                              uint64_t* out_written_bytes);
 /** @} */
 
 #ifdef __cplusplus

@@ -111,7 +111,8 @@ FST_API fst_value fst_constant_i64(fst_graph* graph, fst_dtype dtype, int64_t va
 
 FST_API fst_value fst_unary(fst_graph* graph, fst_unary_op op, fst_value x) {
   return build(graph, __func__, [&] {
-    auto kind = fstitch::unary_op_from_index(static_cast<int>(op) - 1);
+    const int code = static_cast<int>(op);
+    auto kind = code >= 1 ? fstitch::unary_op_from_index(code - 1) : std::nullopt;
     if (!kind) fail(StatusCode::kInvalidArgument, "op " + std::to_string(static_cast<int>(op)) + " is not an fst_unary_op");
     return fstitch::build_unary(graph->graph, *kind, decode_value(graph, x, "x"));
   });
@@ -119,7 +120,8 @@ FST_API fst_value fst_unary(fst_graph* graph, fst_unary_op op, fst_value x) {
 
 FST_API fst_value fst_binary(fst_graph* graph, fst_binary_op op, fst_value a, fst_value b) {
   return build(graph, __func__, [&] {
-    auto kind = fstitch::binary_op_from_index(static_cast<int>(op) - 1);
+    const int code = static_cast<int>(op);
+    auto kind = code >= 1 ? fstitch::binary_op_from_index(code - 1) : std::nullopt;
     if (!kind) {
       fail(StatusCode::kInvalidArgument, "op " + std::to_string(static_cast<int>(op)) + " is not an fst_binary_op");
     }
@@ -150,7 +152,8 @@ FST_API fst_value fst_broadcast(fst_graph* graph, fst_value x, size_t rank, cons
 FST_API fst_value fst_reduce(fst_graph* graph, fst_reduce_op op, fst_value x, size_t naxes, const int64_t* axes,
                              int keepdims) {
   return build(graph, __func__, [&] {
-    auto kind = fstitch::reduce_op_from_index(static_cast<int>(op) - 1);
+    const int code = static_cast<int>(op);
+    auto kind = code >= 1 ? fstitch::reduce_op_from_index(code - 1) : std::nullopt;
     if (!kind) {
       fail(StatusCode::kInvalidArgument, "op " + std::to_string(static_cast<int>(op)) + " is not an fst_reduce_op");
     }

@@ -1,5 +1,6 @@
 #include "api/context.hpp"
 
+#include "jit/kernel_cache.hpp"
 #include "support/env.hpp"
 
 namespace fstitch {
@@ -19,7 +20,23 @@ ContextConfig default_context_config() {
   } else {
     c.cache_dir = "off";
   }
+  if (auto order = env_string("FSTITCH_HOST_THREAD_ORDER")) c.host_reverse_thread_order = *order == "reverse";
   return c;
+}
+
+Context::Context(ContextConfig c) : config(std::move(c)), logger(config.log_level, config.log_sink) {}
+
+Context::~Context() = default;
+
+jit::KernelCache& Context::kernel_cache() {
+  std::call_once(cache_once_, [this] {
+    jit::KernelCacheOptions options;
+    options.directory = config.cache_dir == "off" ? "off" : config.cache_dir + "/nvrtc";
+    Logger* log = &logger;
+    options.warn = [log](const std::string& message) { log->log(LogLevel::kWarn, message); };
+    kernel_cache_ = std::make_unique<jit::KernelCache>(std::move(options));
+  });
+  return *kernel_cache_;
 }
 
 }  // namespace fstitch

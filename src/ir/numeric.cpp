@@ -57,6 +57,19 @@ uint16_t encode16(double x, int mantissa_bits, int exponent_bits, int bias, uint
   return static_cast<uint16_t>(sign | round_magnitude(std::fabs(x), mantissa_bits, exponent_bits, bias));
 }
 
+// int64 -> double for a later rounding to a narrower format: exact below 2^53; above, the
+// discarded low bits survive as a sticky bit so that the single rounding sees them.
+double i64_to_f64_for_rounding(int64_t x) {
+  uint64_t mag = x < 0 ? 0 - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+  int shift = 0;
+  while ((mag >> shift) >= (uint64_t{1} << 53)) ++shift;
+  if (shift == 0) return static_cast<double>(x);
+  uint64_t kept = mag >> shift;
+  if (mag & ((uint64_t{1} << shift) - 1)) kept |= 1;
+  const double v = std::ldexp(static_cast<double>(kept), shift);
+  return x < 0 ? -v : v;
+}
+
 }  // namespace
 
 uint16_t f64_to_f16_bits(double x) { return encode16(x, 10, 5, 15, 0x7E00); }
@@ -110,8 +123,13 @@ Scalar scalar_from_f64(double x, DType to) {
 Scalar scalar_from_i64(int64_t x, DType to) {
   Scalar s;
   if (is_float(to)) {
-    s.f = to == DType::kF32 ? static_cast<double>(static_cast<float>(x))
-                            : round_to_float_dtype(static_cast<double>(x), to);
+    if (to == DType::kF32) {
+      s.f = static_cast<double>(static_cast<float>(x));
+    } else if (to == DType::kF64) {
+      s.f = static_cast<double>(x);
+    } else {
+      s.f = round_to_float_dtype(i64_to_f64_for_rounding(x), to);
+    }
   } else {
     s.i = wrap_to_integer_dtype(x, to);
   }

@@ -1,4 +1,4 @@
-// The graph text format (see docs/API.md, "Text format"): print and parse, round-trip exact.
+// The graph text format (see docs/text-format.md): print and parse, round-trip exact.
 #pragma once
 
 #include <string>
@@ -7,6 +7,9 @@
 #include "ir/graph.hpp"
 
 namespace fstitch {
+
+// The version written in the header line "fstitch.graph 1"; the only one the parser reads.
+constexpr int kTextFormatVersion = 1;
 
 // Prints every value, input and output. Deterministic.
 std::string print_graph(const Graph& graph);

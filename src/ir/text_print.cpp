@@ -1,0 +1,88 @@
+// print_graph: one line per value in id order, then one line per output.
+#include <charconv>
+#include <string>
+
+#include "ir/text.hpp"
+
+namespace fstitch {
+namespace {
+
+std::string value_ref(ValueId id) {
+  return "%" + std::to_string(id);
+}
+
+// Scalars are written as the dtype alone ("f32"), everything else as "f32[8,16]".
+std::string type_text(DType dtype, const Dims& dims) {
+  std::string text = dtype_name(dtype);
+  if (!dims.empty()) text += dims_to_string(dims);
+  return text;
+}
+
+// "%.17g" in the C locale whatever the process locale: 17 significant digits give back the
+// same double; infinities and NaNs come out as inf, -inf, nan, -nan.
+std::string float_literal(double value) {
+  char buffer[64];
+  std::to_chars_result result =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::general, 17);
+  return std::string(buffer, result.ptr);
+}
+
+std::string constant_literal(const Node& node) {
+  if (is_float(node.dtype)) return float_literal(node.value.f);
+  if (is_bool(node.dtype)) return node.value.i != 0 ? "true" : "false";
+  return std::to_string(node.value.i);
+}
+
+std::string operand_list(const std::vector<ValueId>& operands) {
+  std::string text;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += value_ref(operands[i]);
+  }
+  return text;
+}
+
+// Everything between the operation name and the " : type" annotation.
+std::string node_arguments(const Node& node) {
+  switch (op_family(node.op)) {
+    case OpFamily::kInput:
+      return " \"" + node.name + "\"";
+    case OpFamily::kConstant:
+      return " " + constant_literal(node);
+    case OpFamily::kOpaque:
+      return " \"" + node.name + "\" (" + operand_list(node.operands) + ")";
+    case OpFamily::kIota:
+      return " axis=" + std::to_string(node.axis);
+    case OpFamily::kReduce:
+      return " " + operand_list(node.operands) + " axes=" + dims_to_string(node.axes) +
+             " keepdims=" + (node.keepdims ? "true" : "false");
+    case OpFamily::kPermute:
+      return " " + operand_list(node.operands) + " perm=" + dims_to_string(node.axes);
+    case OpFamily::kUnary:
+    case OpFamily::kBinary:
+    case OpFamily::kSelect:
+    case OpFamily::kCast:
+    case OpFamily::kBroadcast:
+    case OpFamily::kReshape:
+      return " " + operand_list(node.operands);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string print_graph(const Graph& graph) {
+  std::string text = "fstitch.graph " + std::to_string(kTextFormatVersion) + "\n";
+  for (size_t i = 0; i < graph.size(); ++i) {
+    const auto id = static_cast<ValueId>(i);
+    const Node& node = graph.node(id);
+    text += value_ref(id) + " = " + op_name(node.op) + node_arguments(node) + " : " +
+            type_text(node.dtype, node.dims) + "\n";
+  }
+  for (const GraphOutput& output : graph.outputs()) {
+    text += "output \"" + output.name + "\" = " + value_ref(output.value) + "\n";
+  }
+  return text;
+}
+
+}  // namespace fstitch

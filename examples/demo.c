@@ -1,0 +1,133 @@
+/*
+ * The fstitch demo: builds gelu(layer_norm(x) * gamma + beta) as a framework would
+ * decompose it, prints the graph text, evaluates it with the reference evaluator on
+ * random data, checks the result against a direct computation in C, and prints a checksum.
+ */
+#include <fstitch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ROWS 64
+#define COLS 256
+
+/* Reports a failed call with fstitch's message and leaves main. */
+#define CHECK(call)                                                                              \
+  do {                                                                                           \
+    fst_status status_ = (call);                                                                 \
+    if (status_ != FST_OK) {                                                                     \
+      fprintf(stderr, "demo: %s failed: %s: %s\n", #call, fst_status_string(status_),            \
+              fst_last_error_message());                                                         \
+      goto done;                                                                                 \
+    }                                                                                            \
+  } while (0)
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+/* Uniform in [-1, 1): a 64-bit LCG, good enough for test data. */
+static float random_float(void) {
+  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+  return (float)((double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* gelu(layer_norm(x) * gamma + beta) computed directly in double, row by row. */
+static void direct(const float* x, const float* gamma, const float* beta, double eps, double* out) {
+  int r, c;
+  for (r = 0; r < ROWS; ++r) {
+    const float* row = x + r * COLS;
+    double mean = 0, var = 0;
+    for (c = 0; c < COLS; ++c) mean += row[c];
+    mean /= COLS;
+    for (c = 0; c < COLS; ++c) var += (row[c] - mean) * (row[c] - mean);
+    var /= COLS;
+    for (c = 0; c < COLS; ++c) {
+      double z = (row[c] - mean) / sqrt(var + eps) * gamma[c] + beta[c];
+      out[r * COLS + c] = 0.5 * z * (1.0 + erf(z / sqrt(2.0)));
+    }
+  }
+}
+
+int main(void) {
+  const int64_t x_dims[2] = {ROWS, COLS};
+  const int64_t w_dims[1] = {COLS};
+  const int64_t last_axis[1] = {-1};
+  const double eps = 1e-5;
+  fst_context* ctx = NULL;
+  fst_graph* g = NULL;
+  char* text = NULL;
+  float *x = NULL, *gamma = NULL, *beta = NULL, *y = NULL;
+  double* expected = NULL;
+  int exit_code = 1;
+  fst_value vx, vgamma, vbeta, mean, centered, var, normed, affine, out;
+  size_t i;
+  double checksum = 0, max_error = 0;
+
+  CHECK(fst_context_create(NULL, &ctx));
+  CHECK(fst_graph_create(ctx, &g));
+  vx = fst_input(g, "x", FST_F32, 2, x_dims);
+  vgamma = fst_input(g, "gamma", FST_F32, 1, w_dims);
+  vbeta = fst_input(g, "beta", FST_F32, 1, w_dims);
+  mean = fst_reduce(g, FST_REDUCE_MEAN, vx, 1, last_axis, 1);
+  centered = fst_binary(g, FST_BINARY_SUB, vx, mean);
+  var = fst_reduce(g, FST_REDUCE_MEAN, fst_binary(g, FST_BINARY_MUL, centered, centered), 1, last_axis, 1);
+  normed = fst_binary(g, FST_BINARY_MUL, centered,
+                      fst_unary(g, FST_UNARY_RSQRT, fst_binary(g, FST_BINARY_ADD, var, fst_constant_f64(g, FST_F32, eps))));
+  affine = fst_binary(g, FST_BINARY_ADD, fst_binary(g, FST_BINARY_MUL, normed, vgamma), vbeta);
+  out = fst_unary(g, FST_UNARY_GELU, affine);
+  /* Builders record the first error on the graph; one check covers them all. */
+  CHECK(fst_output(g, "y", out));
+  CHECK(fst_graph_verify(g));
+
+  CHECK(fst_graph_print(g, &text));
+  printf("graph gelu(layer_norm(x) * gamma + beta), x f32[%d,%d]:\n%s\n", ROWS, COLS, text);
+
+  x = malloc(sizeof(float) * ROWS * COLS);
+  y = malloc(sizeof(float) * ROWS * COLS);
+  gamma = malloc(sizeof(float) * COLS);
+  beta = malloc(sizeof(float) * COLS);
+  expected = malloc(sizeof(double) * ROWS * COLS);
+  if (!x || !y || !gamma || !beta || !expected) {
+    fprintf(stderr, "demo: out of memory\n");
+    goto done;
+  }
+  for (i = 0; i < ROWS * COLS; ++i) x[i] = 3.0f * random_float() + 0.5f;
+  for (i = 0; i < COLS; ++i) gamma[i] = 1.0f + 0.25f * random_float();
+  for (i = 0; i < COLS; ++i) beta[i] = 0.1f * random_float();
+  for (i = 0; i < ROWS * COLS; ++i) y[i] = NAN; /* unwritten elements would show */
+
+  {
+    const void* inputs[3];
+    void* outputs[1];
+    inputs[0] = x;
+    inputs[1] = gamma;
+    inputs[2] = beta;
+    outputs[0] = y;
+    CHECK(fst_graph_evaluate_reference(g, inputs, 3, outputs, 1));
+  }
+
+  direct(x, gamma, beta, eps, expected);
+  for (i = 0; i < ROWS * COLS; ++i) {
+    double err = fabs(y[i] - expected[i]);
+    if (isnan(err) || err > max_error) max_error = err; /* a NaN sticks */
+    checksum += y[i];
+  }
+  printf("reference evaluator: %d x %d elements, checksum %.6f\n", ROWS, COLS, checksum);
+  printf("max |reference - direct C| = %.3g\n", max_error);
+  if (!(max_error < 1e-5)) {
+    fprintf(stderr, "demo: FAILED: the reference disagrees with the direct computation\n");
+    goto done;
+  }
+  printf("demo: OK\n");
+  exit_code = 0;
+
+done:
+  fst_string_free(text);
+  fst_graph_destroy(g);
+  fst_context_destroy(ctx);
+  free(x);
+  free(y);
+  free(gamma);
+  free(beta);
+  free(expected);
+  return exit_code;
+}

@@ -1,0 +1,360 @@
+// fst_fuse_options_*, fst_fuse, fst_fusion_* and fst_kernel_*.
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "api/fusion.hpp"
+#include "api/handles.hpp"
+#include "codegen/emit.hpp"
+#include "ir/verify.hpp"
+#include "jit/kernel_cache.hpp"
+#include "runtime/host/host_module.hpp"
+#include "support/env.hpp"
+
+using fstitch::fail;
+using fstitch::StatusCode;
+using fstitch::api::guarded;
+using fstitch::api::require_graph_ok;
+using fstitch::api::require_not_null;
+
+namespace {
+
+char* copy_string(const std::string& text) {
+  char* copy = new char[text.size() + 1];
+  std::memcpy(copy, text.c_str(), text.size() + 1);
+  return copy;
+}
+
+const fstitch::PlannedKernel& planned(const fst_kernel* kernel) { return kernel->fusion->plan.kernels[kernel->index]; }
+
+// FSTITCH_DUMP=plan,cuda,ptx writes those forms of every fusion to stderr.
+void dump_requested(const fst_fusion& fusion) {
+  auto dump = fstitch::env_string("FSTITCH_DUMP");
+  if (!dump) return;
+  std::string list = "," + *dump + ",";
+  auto wants = [&](const char* what) { return list.find(std::string(",") + what + ",") != std::string::npos; };
+  if (wants("plan")) std::fprintf(stderr, "%s", fstitch::dump_plan(fusion.graph, fusion.plan).c_str());
+  if (wants("cuda")) std::fprintf(stderr, "%s", fusion.source.c_str());
+  if (wants("ptx")) {
+    try {
+      std::fprintf(stderr, "%s", fusion.device_module()->ptx.c_str());
+    } catch (const fstitch::Error& e) {
+      fusion.context->logger.log(fstitch::LogLevel::kWarn, std::string("FSTITCH_DUMP=ptx: ") + e.what());
+    }
+  }
+}
+
+// The host backend runs one kernel launch after another on the calling thread.
+void run_on_host(const fst_fusion& fusion, const void* const* inputs, void* const* outputs, unsigned char* workspace) {
+  std::shared_ptr<fstitch::host::HostModule> module = fusion.host_module();
+  fstitch::host::HostLaunchOptions options;
+  options.order = fusion.context->config.host_reverse_thread_order ? fstitch::host::ThreadOrder::kReverse
+                                                                     : fstitch::host::ThreadOrder::kForward;
+  for (const fstitch::PlannedKernel& k : fusion.plan.kernels) {
+    std::vector<void*> pointers(k.params.size());
+    std::vector<void*> args(k.params.size());
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      const fstitch::KernelParam& p = k.params[i];
+      switch (p.kind) {
+        case fstitch::ParamKind::kInput: pointers[i] = const_cast<void*>(inputs[p.index]); break;
+        case fstitch::ParamKind::kOutput: pointers[i] = outputs[p.index]; break;
+        case fstitch::ParamKind::kWorkspace: pointers[i] = workspace + p.index; break;
+      }
+      args[i] = &pointers[i];
+    }
+    fstitch::host::Dim3 grid{static_cast<unsigned>(k.spec.grid_blocks), 1, 1};
+    fstitch::host::Dim3 block{static_cast<unsigned>(k.spec.block_threads), 1, 1};
+    module->launch(k.name, grid, block, 0, args.data(), options);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const fstitch::jit::CompiledModule> fst_fusion::device_module() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!device_module_) {
+    fstitch::jit::CompileRequest request;
+    request.source = source;
+    request.name = "fstitch_fusion.cu";
+    request.arch = plan.options.target_sm;
+    device_module_ = context->kernel_cache().get(request);
+  }
+  return device_module_;
+}
+
+std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!host_module_) {
+    fstitch::host::HostCompileOptions options;
+    const std::string& dir = context->config.cache_dir;
+    options.disk_cache = dir != "off";
+    if (options.disk_cache) options.cache_dir = dir;
+    host_module_ = fstitch::host::HostModule::compile(source, options);
+  }
+  return host_module_;
+}
+
+extern "C" {
+
+FST_API fst_status fst_fuse_options_create(fst_fuse_options** out_options) {
+  return guarded(__func__, [&] {
+    require_not_null(out_options, "out_options");
+    *out_options = new fst_fuse_options();
+  });
+}
+
+FST_API void fst_fuse_options_destroy(fst_fuse_options* options) { delete options; }
+
+FST_API fst_status fst_fuse_options_set_policy(fst_fuse_options* options, fst_fusion_policy policy) {
+  return guarded(__func__, [&] {
+    require_not_null(options, "options");
+    switch (policy) {
+      case FST_POLICY_STITCH: options->options.policy = fstitch::FusionPolicy::kStitch; break;
+      case FST_POLICY_LOOP: options->options.policy = fstitch::FusionPolicy::kLoop; break;
+      case FST_POLICY_NONE: options->options.policy = fstitch::FusionPolicy::kNone; break;
+      default:
+        fail(StatusCode::kInvalidArgument, "policy " + std::to_string(static_cast<int>(policy)) +
+                                               " is not an fst_fusion_policy (0 stitch, 1 loop, 2 none)");
+    }
+  });
+}
+
+FST_API fst_status fst_fuse_options_set_target_arch(fst_fuse_options* options, int sm) {
+  return guarded(__func__, [&] {
+    require_not_null(options, "options");
+    if (!fstitch::arch_params(sm)) {
+      fail(StatusCode::kUnsupported,
+           "target architecture sm_" + std::to_string(sm) + " is not supported (supported: 80, 90)");
+    }
+    options->options.target_sm = sm;
+    options->target_set = true;
+  });
+}
+
+FST_API fst_status fst_fuse_options_set_shared_memory_budget(fst_fuse_options* options, size_t bytes) {
+  return guarded(__func__, [&] {
+    require_not_null(options, "options");
+    if (bytes < 1024 || bytes > 227 * 1024) {
+      fail(StatusCode::kInvalidArgument,
+           "shared memory budget " + std::to_string(bytes) + " is outside 1024 .. 232448 bytes");
+    }
+    options->options.shared_budget = bytes;
+  });
+}
+
+FST_API fst_status fst_fuse_options_set_register_cap(fst_fuse_options* options, int registers) {
+  return guarded(__func__, [&] {
+    require_not_null(options, "options");
+    if (registers < 32 || registers > 255) {
+      fail(StatusCode::kInvalidArgument, "register cap " + std::to_string(registers) + " is outside 32 .. 255");
+    }
+    options->options.register_cap = registers;
+  });
+}
+
+FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* options, fst_fusion** out_fusion) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_not_null(out_fusion, "out_fusion");
+    require_graph_ok(graph);
+    fstitch::verify_graph(graph->graph);
+    auto fusion = std::make_unique<fst_fusion>();
+    fusion->context = graph->context;
+    fusion->graph = graph->graph;
+    fusion->graph_serial = graph->serial;
+    fusion->plan = fstitch::plan_fusion(fusion->graph, options ? options->options : fstitch::FusionOptions{});
+    fusion->source = fstitch::emit_module(fusion->graph, fusion->plan);
+    for (size_t i = 0; i < fusion->plan.kernels.size(); ++i) fusion->kernels.push_back({fusion.get(), i});
+    std::ostringstream info;
+    info << "fused " << fusion->graph.size() << " values into " << fusion->plan.kernels.size() << " kernel(s) (policy "
+         << fstitch::fusion_policy_name(fusion->plan.options.policy) << ", sm_" << fusion->plan.options.target_sm
+         << "): " << fusion->plan.planned_bytes << " global bytes planned, lower bound "
+         << fusion->plan.lower_bound_bytes << ", planned in " << fusion->plan.planning_seconds * 1e3 << " ms";
+    fusion->context->logger.log(fstitch::LogLevel::kInfo, info.str());
+    dump_requested(*fusion);
+    *out_fusion = fusion.release();
+  });
+}
+
+FST_API void fst_fusion_destroy(fst_fusion* fusion) { delete fusion; }
+
+FST_API fst_status fst_fusion_kernel_count(const fst_fusion* fusion, size_t* out_count) {
+  return guarded(__func__, [&] {
+    require_not_null(fusion, "fusion");
+    require_not_null(out_count, "out_count");
+    *out_count = fusion->kernels.size();
+  });
+}
+
+FST_API fst_status fst_fusion_kernel(const fst_fusion* fusion, size_t index, const fst_kernel** out_kernel) {
+  return guarded(__func__, [&] {
+    require_not_null(fusion, "fusion");
+    require_not_null(out_kernel, "out_kernel");
+    if (index >= fusion->kernels.size()) {
+      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) + " is out of range; the fusion has " +
+                                             std::to_string(fusion->kernels.size()) + " kernel(s)");
+    }
+    *out_kernel = &fusion->kernels[index];
+  });
+}
+
+FST_API fst_status fst_fusion_workspace_size(const fst_fusion* fusion, size_t* out_bytes) {
+  return guarded(__func__, [&] {
+    require_not_null(fusion, "fusion");
+    require_not_null(out_bytes, "out_bytes");
+    *out_bytes = fusion->plan.workspace_bytes;
+  });
+}
+
+FST_API fst_status fst_fusion_planned_bytes(const fst_fusion* fusion, uint64_t* out_planned_bytes,
+                                            uint64_t* out_lower_bound_bytes) {
+  return guarded(__func__, [&] {
+    require_not_null(fusion, "fusion");
+    require_not_null(out_planned_bytes, "out_planned_bytes");
+    require_not_null(out_lower_bound_bytes, "out_lower_bound_bytes");
+    *out_planned_bytes = fusion->plan.planned_bytes;
+    *out_lower_bound_bytes = fusion->plan.lower_bound_bytes;
+  });
+}
+
+FST_API fst_status fst_fusion_dump(const fst_fusion* fusion, char** out_text) {
+  return guarded(__func__, [&] {
+    require_not_null(fusion, "fusion");
+    require_not_null(out_text, "out_text");
+    *out_text = copy_string(fstitch::dump_plan(fusion->graph, fusion->plan));
+  });
+}
+
+FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* inputs, size_t ninputs,
+                                  void* const* outputs, size_t noutputs, void* workspace, void* stream) {
+  (void)stream;
+  return guarded(__func__, [&] {
+    require_not_null(fusion, "fusion");
+    const fstitch::Graph& g = fusion->graph;
+    if (ninputs != g.inputs().size()) {
+      fail(StatusCode::kInvalidArgument, "ninputs is " + std::to_string(ninputs) + " but the graph has " +
+                                             std::to_string(g.inputs().size()) + " input(s)");
+    }
+    if (noutputs != g.outputs().size()) {
+      fail(StatusCode::kInvalidArgument, "noutputs is " + std::to_string(noutputs) + " but the graph has " +
+                                             std::to_string(g.outputs().size()) + " output(s)");
+    }
+    if (ninputs > 0) require_not_null(inputs, "inputs");
+    require_not_null(outputs, "outputs");
+    for (size_t i = 0; i < ninputs; ++i) {
+      if (inputs[i] == nullptr) fail(StatusCode::kInvalidArgument, "inputs[" + std::to_string(i) + "] is NULL");
+    }
+    for (size_t i = 0; i < noutputs; ++i) {
+      if (outputs[i] == nullptr) fail(StatusCode::kInvalidArgument, "outputs[" + std::to_string(i) + "] is NULL");
+    }
+    if (!fusion->plan.opaque_ops.empty()) {
+      fail(StatusCode::kUnsupported, "the plan contains opaque operation \"" +
+                                         g.node(fusion->plan.opaque_ops.front()).name +
+                                         "\"; launch the kernels around it with the kernel handles");
+    }
+    fstitch::Backend backend = fusion->context->config.backend;
+    if (backend == fstitch::Backend::kCuda) {
+      fail(StatusCode::kUnsupported,
+           "the CUDA backend is not available in this version of fstitch; use FST_BACKEND_HOST or AUTO");
+    }
+    std::vector<unsigned char> owned;
+    auto* space = static_cast<unsigned char*>(workspace);
+    if (space == nullptr && fusion->plan.workspace_bytes > 0) {
+      owned.resize(fusion->plan.workspace_bytes);
+      space = owned.data();
+    }
+    run_on_host(*fusion, inputs, outputs, space);
+  });
+}
+
+FST_API fst_status fst_kernel_name(const fst_kernel* kernel, const char** out_name) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_name, "out_name");
+    *out_name = planned(kernel).name.c_str();
+  });
+}
+
+FST_API fst_status fst_kernel_source(const fst_kernel* kernel, const char** out_source) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_source, "out_source");
+    *out_source = kernel->fusion->source.c_str();
+  });
+}
+
+FST_API fst_status fst_kernel_ptx(const fst_kernel* kernel, const char** out_ptx) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_ptx, "out_ptx");
+    *out_ptx = kernel->fusion->device_module()->ptx.c_str();
+  });
+}
+
+FST_API fst_status fst_kernel_cubin(const fst_kernel* kernel, const void** out_data, size_t* out_size) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_data, "out_data");
+    require_not_null(out_size, "out_size");
+    auto module = kernel->fusion->device_module();
+    *out_data = module->cubin.data();
+    *out_size = module->cubin.size();
+  });
+}
+
+FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t out_grid[3], uint32_t out_block[3],
+                                            size_t* out_dynamic_shared_bytes) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_grid, "out_grid");
+    require_not_null(out_block, "out_block");
+    require_not_null(out_dynamic_shared_bytes, "out_dynamic_shared_bytes");
+    const fstitch::KernelSpec& s = planned(kernel).spec;
+    out_grid[0] = static_cast<uint32_t>(s.grid_blocks);
+    out_grid[1] = out_grid[2] = 1;
+    out_block[0] = static_cast<uint32_t>(s.block_threads);
+    out_block[1] = out_block[2] = 1;
+    *out_dynamic_shared_bytes = 0;
+  });
+}
+
+FST_API fst_status fst_kernel_param_count(const fst_kernel* kernel, size_t* out_count) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_count, "out_count");
+    *out_count = planned(kernel).params.size();
+  });
+}
+
+FST_API fst_status fst_kernel_param(const fst_kernel* kernel, size_t index, fst_param_kind* out_kind,
+                                    size_t* out_index, fst_value* out_value) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_kind, "out_kind");
+    require_not_null(out_index, "out_index");
+    const auto& params = planned(kernel).params;
+    if (index >= params.size()) {
+      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) + " is out of range; the kernel has " +
+                                             std::to_string(params.size()) + " parameter(s)");
+    }
+    *out_kind = static_cast<fst_param_kind>(params[index].kind);
+    *out_index = params[index].index;
+    if (out_value != nullptr) {
+      *out_value = (static_cast<uint64_t>(kernel->fusion->graph_serial) << 32) |
+                   (static_cast<uint64_t>(params[index].value) + 1);
+    }
+  });
+}
+
+FST_API fst_status fst_kernel_estimated_bytes(const fst_kernel* kernel, uint64_t* out_read_bytes,
+                                              uint64_t* out_written_bytes) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_read_bytes, "out_read_bytes");
+    require_not_null(out_written_bytes, "out_written_bytes");
+    *out_read_bytes = planned(kernel).spec.bytes_read;
+    *out_written_bytes = planned(kernel).spec.bytes_written;
+  });
+}
+
+}  // extern "C"

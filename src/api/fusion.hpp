@@ -1,0 +1,52 @@
+// The objects behind fst_fusion and fst_kernel: a plan, its generated module, and the
+// compiled forms of the module (NVRTC for the GPU, the host compiler for the host backend),
+// each built once on first use.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "api/context.hpp"
+#include "fstitch.h"
+#include "ir/graph.hpp"
+#include "plan/plan.hpp"
+
+namespace fstitch {
+namespace jit {
+struct CompiledModule;
+}
+namespace host {
+class HostModule;
+}
+}  // namespace fstitch
+
+struct fst_fuse_options {
+  fstitch::FusionOptions options;
+  bool target_set = false;
+};
+
+struct fst_kernel {
+  const fst_fusion* fusion = nullptr;
+  size_t index = 0;
+};
+
+struct fst_fusion {
+  std::shared_ptr<fstitch::Context> context;
+  fstitch::Graph graph;  // a copy: the fusion does not refer to the caller's graph
+  uint32_t graph_serial = 0;
+  fstitch::FusionPlan plan;
+  std::string source;
+  std::vector<fst_kernel> kernels;
+
+  // NVRTC output for plan.options.target_sm, compiled on first request.
+  std::shared_ptr<const fstitch::jit::CompiledModule> device_module() const;
+  // The host backend's module, compiled on first request.
+  std::shared_ptr<fstitch::host::HostModule> host_module() const;
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const fstitch::jit::CompiledModule> device_module_;
+  mutable std::shared_ptr<fstitch::host::HostModule> host_module_;
+};

@@ -1,0 +1,22 @@
+// How IR dtypes appear in generated CUDA C: storage types in memory, compute types in
+// registers, and the expressions that convert between them and round to a dtype.
+#pragma once
+
+#include <string>
+
+#include "ir/dtype.hpp"
+#include "ir/numeric.hpp"
+
+namespace fstitch {
+
+const char* storage_type(DType t);  // float, unsigned short (f16/bf16 bits), unsigned char (bool)...
+const char* compute_type(DType t);  // float, double, int or long long
+bool computes_in_double(DType t);
+
+std::string load_expr(DType t, const std::string& pointer, const std::string& index);
+std::string store_value_expr(DType t, const std::string& value);  // compute -> storage
+std::string round_expr(DType t, const std::string& value);        // wrap/round a compute value to t
+std::string literal(DType t, Scalar value);
+std::string cast_expr(DType from, DType to, const std::string& value);
+
+}  // namespace fstitch

@@ -1,0 +1,595 @@
+// Kernels are emitted as straight-line code per element and per row. Every value is a
+// `const` compute-type variable, already rounded to its dtype. Values are requested at a
+// flat index expression: "f" (the current element), "row" (the current row) or an index
+// derived from them through broadcast/permute maps; results are memoized per scope.
+#include "codegen/emit.hpp"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "codegen/cuda_types.hpp"
+#include "codegen/prelude.hpp"
+#include "support/error.hpp"
+
+namespace fstitch {
+namespace {
+
+constexpr const char* kElement = "f";
+constexpr const char* kRowIndex = "row";
+
+std::string num(int64_t v) { return std::to_string(v) + "LL"; }
+
+// Flat index of operand `od` for a flat index `idx` of a value of dims `vd` broadcast from it.
+std::string broadcast_index(const Dims& vd, const Dims& od, const std::string& idx) {
+  const Dims vs = row_major_strides(vd), os = row_major_strides(od);
+  const size_t offset = vd.size() - od.size();
+  std::string sum;
+  for (size_t i = offset; i < vd.size(); ++i) {
+    const size_t j = i - offset;
+    if (od[j] == 1) continue;
+    std::string coord = "(" + idx + ")";
+    if (vs[i] != 1) coord = "(" + coord + " / " + num(vs[i]) + ")";
+    if (i != 0) coord = "(" + coord + " % " + num(vd[i]) + ")";
+    if (os[j] != 1) coord += " * " + num(os[j]);
+    sum += (sum.empty() ? "" : " + ") + coord;
+  }
+  return sum.empty() ? "0LL" : "(" + sum + ")";
+}
+
+std::string permute_index(const Dims& vd, const Dims& od, const std::vector<int64_t>& perm, const std::string& idx) {
+  const Dims vs = row_major_strides(vd), os = row_major_strides(od);
+  std::string sum;
+  for (size_t i = 0; i < vd.size(); ++i) {
+    if (vd[i] == 1) continue;
+    std::string coord = "(" + idx + ")";
+    if (vs[i] != 1) coord = "(" + coord + " / " + num(vs[i]) + ")";
+    if (i != 0) coord = "(" + coord + " % " + num(vd[i]) + ")";
+    const int64_t stride = os[static_cast<size_t>(perm[i])];
+    if (stride != 1) coord += " * " + num(stride);
+    sum += (sum.empty() ? "" : " + ") + coord;
+  }
+  return sum.empty() ? "0LL" : "(" + sum + ")";
+}
+
+std::string math(DType t, const char* name, const std::string& a) {
+  return std::string(name) + (computes_in_double(t) ? "" : "f") + "(" + a + ")";
+}
+
+// The expression of an elementwise op in the compute type of its operands.
+std::string elementwise_expr(const Node& n, DType operand_type, const std::vector<std::string>& a) {
+  const DType t = operand_type;
+  const bool fp = is_float(t);
+  const std::string one = computes_in_double(t) ? "1.0" : "1.0f";
+  const std::string half = computes_in_double(t) ? "0.5" : "0.5f";
+  const std::string zero = fp ? (computes_in_double(t) ? "0.0" : "0.0f") : "0";
+  const bool wide = t == DType::kI32 || t == DType::kI64;  // may overflow the compute type: wrap via unsigned
+  const std::string u = t == DType::kI64 ? "unsigned long long" : "unsigned";
+  const std::string ct = compute_type(t);
+  auto wrap = [&](const std::string& x, const char* op, const std::string& y) {
+    return "(" + ct + ")((" + u + ")(" + x + ") " + op + " (" + u + ")(" + y + "))";
+  };
+  switch (n.op) {
+    case OpKind::kNeg: return wide ? wrap("0", "-", a[0]) : "(-" + a[0] + ")";
+    case OpKind::kAbs:
+      if (fp) return math(t, "fabs", a[0]);
+      if (t == DType::kU8) return a[0];
+      return "(" + a[0] + " < 0 ? " + (wide ? wrap("0", "-", a[0]) : "-" + a[0]) + " : " + a[0] + ")";
+    case OpKind::kExp: return math(t, "exp", a[0]);
+    case OpKind::kLog: return math(t, "log", a[0]);
+    case OpKind::kSqrt: return math(t, "sqrt", a[0]);
+    case OpKind::kRsqrt: return math(t, "rsqrt", a[0]);
+    case OpKind::kReciprocal: return "(" + one + " / " + a[0] + ")";
+    case OpKind::kTanh: return math(t, "tanh", a[0]);
+    case OpKind::kSigmoid: return "(" + one + " / (" + one + " + " + math(t, "exp", "-" + a[0]) + "))";
+    case OpKind::kRelu:
+      if (fp) return "((" + a[0] + " > " + zero + " || " + a[0] + " != " + a[0] + ") ? " + a[0] + " : " + zero + ")";
+      return "(" + a[0] + " > 0 ? " + a[0] + " : 0)";
+    case OpKind::kGelu: {
+      const std::string c = computes_in_double(t) ? "0.70710678118654752" : "0.707106781f";
+      return "(" + half + " * " + a[0] + " * (" + one + " + " + math(t, "erf", a[0] + " * " + c) + "))";
+    }
+    case OpKind::kGeluTanh: {
+      const std::string k = computes_in_double(t) ? "0.79788456080286536" : "0.797884561f";
+      const std::string c = computes_in_double(t) ? "0.044715" : "0.044715f";
+      return "(" + half + " * " + a[0] + " * (" + one + " + " +
+             math(t, "tanh", k + " * (" + a[0] + " + " + c + " * " + a[0] + " * " + a[0] + " * " + a[0] + ")") + "))";
+    }
+    case OpKind::kSilu: return "(" + a[0] + " / (" + one + " + " + math(t, "exp", "-" + a[0]) + "))";
+    case OpKind::kErf: return math(t, "erf", a[0]);
+    case OpKind::kSin: return math(t, "sin", a[0]);
+    case OpKind::kCos: return math(t, "cos", a[0]);
+    case OpKind::kFloor: return math(t, "floor", a[0]);
+    case OpKind::kCeil: return math(t, "ceil", a[0]);
+    case OpKind::kRound: return math(t, "rint", a[0]);
+    case OpKind::kSign:
+      if (fp) {
+        return "(" + a[0] + " > " + zero + " ? " + one + " : (" + a[0] + " < " + zero + " ? -" + one + " : " + a[0] +
+               "))";
+      }
+      return "((" + a[0] + " > 0) - (" + a[0] + " < 0))";
+    case OpKind::kLogicalNot: return "(int)(" + a[0] + " == " + zero + ")";
+    case OpKind::kAdd: return wide ? wrap(a[0], "+", a[1]) : "(" + a[0] + " + " + a[1] + ")";
+    case OpKind::kSub: return wide ? wrap(a[0], "-", a[1]) : "(" + a[0] + " - " + a[1] + ")";
+    case OpKind::kMul: return wide ? wrap(a[0], "*", a[1]) : "(" + a[0] + " * " + a[1] + ")";
+    case OpKind::kDiv:
+      if (fp) return "(" + a[0] + " / " + a[1] + ")";
+      return std::string(t == DType::kI64 ? "fst_ldiv(" : "fst_idiv(") + a[0] + ", " + a[1] + ")";
+    case OpKind::kPow: return std::string(computes_in_double(t) ? "pow(" : "powf(") + a[0] + ", " + a[1] + ")";
+    case OpKind::kMax:
+      if (fp) return std::string(computes_in_double(t) ? "fst_maxd(" : "fst_maxf(") + a[0] + ", " + a[1] + ")";
+      return "(" + a[0] + " > " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+    case OpKind::kMin:
+      if (fp) return std::string(computes_in_double(t) ? "fst_mind(" : "fst_minf(") + a[0] + ", " + a[1] + ")";
+      return "(" + a[0] + " < " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+    case OpKind::kEq: return "(int)(" + a[0] + " == " + a[1] + ")";
+    case OpKind::kNe: return "(int)(" + a[0] + " != " + a[1] + ")";
+    case OpKind::kLt: return "(int)(" + a[0] + " < " + a[1] + ")";
+    case OpKind::kLe: return "(int)(" + a[0] + " <= " + a[1] + ")";
+    case OpKind::kGt: return "(int)(" + a[0] + " > " + a[1] + ")";
+    case OpKind::kGe: return "(int)(" + a[0] + " >= " + a[1] + ")";
+    case OpKind::kLogicalAnd: return "(int)(" + a[0] + " != " + zero + " && " + a[1] + " != " + zero + ")";
+    case OpKind::kLogicalOr: return "(int)(" + a[0] + " != " + zero + " || " + a[1] + " != " + zero + ")";
+    default: fail(StatusCode::kInternal, std::string("no elementwise expression for ") + op_name(n.op));
+  }
+}
+
+struct ReduceCode {
+  std::string acc_type;
+  std::string identity;
+  std::string combine(const std::string& a, const std::string& b) const { return fn(a, b); }
+  std::string (*fn)(const std::string&, const std::string&) = nullptr;
+  bool float_math = false;
+};
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const Graph& g, const PlannedKernel& k) : g_(g), k_(k), s_(k.spec) {
+    for (ValueId v : s_.members) members_.insert(v);
+    for (ValueId v : s_.cached) cached_.insert(v);
+    for (ValueId v : s_.inlined) inlined_.insert(v);
+  }
+
+  std::string emit() {
+    signature();
+    if (s_.reduced_axes.empty()) {
+      elementwise_body();
+    } else {
+      row_body();
+    }
+    out_ << "}\nFST_HOST_ENTRY(" << k_.name << ")\n";
+    return out_.str();
+  }
+
+ private:
+  void line(const std::string& text) { out_ << std::string(static_cast<size_t>(indent_) * 2, ' ') << text << "\n"; }
+
+  void signature() {
+    out_ << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_threads << ") " << k_.name << "(";
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const KernelParam& p = k_.params[i];
+      const std::string name = "p" + std::to_string(i);
+      const DType t = g_.node(p.value).dtype;
+      out_ << (i ? ", " : "") << (p.written ? "" : "const ") << storage_type(t) << "* __restrict__ " << name;
+      if (p.written) {
+        store_ptrs_[p.value].push_back(name);
+      } else {
+        load_ptr_[p.value] = name;
+      }
+    }
+    out_ << ") {\n";
+    indent_ = 1;
+  }
+
+  // ---- values -----------------------------------------------------------------------
+
+  std::string fresh(ValueId v) { return "v" + std::to_string(v) + "_" + std::to_string(counter_++); }
+
+  std::string define(ValueId v, const std::string& expr) {
+    std::string name = fresh(v);
+    line("const " + std::string(compute_type(g_.node(v).dtype)) + " " + name + " = " + expr + ";");
+    return name;
+  }
+
+  bool is_member(ValueId v) const { return members_.count(v) != 0; }
+
+  // The operand's index for a consumer evaluated at `idx`.
+  std::string operand_index(ValueId v, const std::string& idx, ValueId operand) {
+    const Node& n = g_.node(v);
+    const Node& o = g_.node(operand);
+    switch (n.op) {
+      case OpKind::kBroadcast:
+        if (idx == kElement && is_member(operand) && s_.role.at(operand) == ValueRole::kRow) return kRowIndex;
+        if (idx == kElement && !is_member(operand) && !s_.reduced_axes.empty() && row_shaped_operand(o.dims)) {
+          return kRowIndex;
+        }
+        return broadcast_index(n.dims, o.dims, idx);
+      case OpKind::kPermute: return permute_index(n.dims, o.dims, n.axes, idx);
+      default: return idx;  // elementwise ops and reshape keep the flat index
+    }
+  }
+
+  bool row_shaped_operand(const Dims& dims) const {
+    // Broadcast from an aligned row shape: the operand's flat index is the row index.
+    if (dims.size() > s_.domain.size()) return false;
+    const size_t offset = s_.domain.size() - dims.size();
+    for (size_t i = 0; i < s_.domain.size(); ++i) {
+      bool reduced = false;
+      for (int64_t a : s_.reduced_axes) reduced = reduced || a == static_cast<int64_t>(i);
+      const int64_t d = i < offset ? 1 : dims[i - offset];
+      if (reduced ? d != 1 : d != s_.domain[i]) return false;
+    }
+    return true;
+  }
+
+  // The value of v at flat index idx, as a variable name or literal.
+  std::string value_at(ValueId v, const std::string& idx) {
+    const Node& n = g_.node(v);
+    if (n.op == OpKind::kConstant) return literal(n.dtype, n.value);
+    const auto key = std::make_pair(v, idx);
+    auto memo = scope_.find(key);
+    if (memo != scope_.end()) return memo->second;
+    std::string result;
+    if (inlined_.count(v)) {
+      result = compute(v, idx);
+    } else if (!is_member(v)) {
+      auto p = load_ptr_.find(v);
+      if (p == load_ptr_.end()) fail(StatusCode::kInternal, "codegen: no parameter for %" + std::to_string(v));
+      std::string e = load_expr(n.dtype, p->second, idx);
+      if (idx == kRowIndex && !in_element_loop_) e = "(row_ok ? " + e + " : " + literal(n.dtype, Scalar{}) + ")";
+      if (cached_.count(v) && idx == kElement) return cached_value(v, e);
+      result = define(v, e);
+    } else if (s_.role.at(v) == ValueRole::kRow && !s_.pure.at(v) && idx != kRowIndex && idx != kElement) {
+      fail(StatusCode::kInternal, "codegen: row value %" + std::to_string(v) + " requested at another row");
+    } else if (s_.role.at(v) == ValueRole::kRow && !s_.pure.at(v)) {
+      auto r = row_vars_.find(v);
+      if (r == row_vars_.end()) fail(StatusCode::kInternal, "codegen: row value %" + std::to_string(v) + " not ready");
+      return r->second;
+    } else {
+      if (cached_.count(v) && idx == kElement && cache_ready_.count(v)) return "cache" + std::to_string(v) + "[j]";
+      result = compute(v, idx);
+      if (cached_.count(v) && idx == kElement) {
+        line("cache" + std::to_string(v) + "[j] = " + result + ";");
+        cache_ready_.insert(v);
+      }
+    }
+    scope_[key] = result;
+    return result;
+  }
+
+  std::string cached_value(ValueId v, const std::string& load) {
+    const std::string slot = "cache" + std::to_string(v) + "[j]";
+    if (!cache_ready_.count(v)) {
+      line(slot + " = " + load + ";");
+      cache_ready_.insert(v);
+    } else if (!cache_loaded_this_pass_.count(v)) {
+      // Loaded in an earlier pass: the register copy is already there.
+    }
+    cache_loaded_this_pass_.insert(v);
+    scope_[std::make_pair(v, std::string(kElement))] = slot;
+    return slot;
+  }
+
+  std::string compute(ValueId v, const std::string& idx) {
+    const Node& n = g_.node(v);
+    switch (op_family(n.op)) {
+      case OpFamily::kUnary:
+      case OpFamily::kBinary: {
+        std::vector<std::string> a;
+        for (ValueId o : n.operands) a.push_back(value_at(o, operand_index(v, idx, o)));
+        const DType operand_type = g_.node(n.operands[0]).dtype;
+        std::string e = elementwise_expr(n, operand_type, a);
+        return define(v, op_yields_bool(n.op) ? e : round_expr(n.dtype, e));
+      }
+      case OpFamily::kSelect: {
+        std::vector<std::string> a;
+        for (ValueId o : n.operands) a.push_back(value_at(o, operand_index(v, idx, o)));
+        return define(v, "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")");
+      }
+      case OpFamily::kCast: {
+        ValueId o = n.operands[0];
+        return define(v, cast_expr(g_.node(o).dtype, n.dtype, value_at(o, idx)));
+      }
+      case OpFamily::kBroadcast:
+      case OpFamily::kReshape:
+      case OpFamily::kPermute: {
+        ValueId o = n.operands[0];
+        return value_at(o, operand_index(v, idx, o));
+      }
+      case OpFamily::kIota: {
+        const Dims strides = row_major_strides(n.dims);
+        const size_t axis = static_cast<size_t>(n.axis);
+        std::string e = "(" + idx + ")";
+        if (strides[axis] != 1) e = "(" + e + " / " + num(strides[axis]) + ")";
+        if (axis != 0) e = "(" + e + " % " + num(n.dims[axis]) + ")";
+        return define(v, round_expr(n.dtype, std::string("(") + compute_type(n.dtype) + ")" + e));
+      }
+      default: fail(StatusCode::kInternal, std::string("codegen: cannot compute ") + op_name(n.op) + " here");
+    }
+  }
+
+  void store(ValueId v, const std::string& idx, const std::string& value) {
+    auto p = store_ptrs_.find(v);
+    if (p == store_ptrs_.end()) return;  // consumed by nobody after this kernel
+    for (const std::string& ptr : p->second) {
+      line(ptr + "[" + idx + "] = " + store_value_expr(g_.node(v).dtype, value) + ";");
+    }
+  }
+
+  // ---- elementwise schedule ---------------------------------------------------------
+
+  void elementwise_body() {
+    const int64_t n = element_count(s_.domain);
+    line("const long long n = " + num(n) + ";");
+    line("for (long long f = (long long)blockIdx.x * blockDim.x + threadIdx.x; f < n; "
+         "f += (long long)gridDim.x * blockDim.x) {");
+    ++indent_;
+    in_element_loop_ = true;
+    for (ValueId v : s_.stored) store(v, kElement, value_at(v, kElement));
+    in_element_loop_ = false;
+    --indent_;
+    line("}");
+  }
+
+  // ---- row schedules ----------------------------------------------------------------
+
+  ReduceCode reduce_code(const Node& n) const {
+    const DType t = n.dtype;
+    ReduceCode rc;
+    const bool fp = is_float(t);
+    rc.float_math = fp;
+    const bool dbl = computes_in_double(t);
+    switch (n.op) {
+      case OpKind::kReduceSum:
+      case OpKind::kReduceMean:
+        rc.acc_type = fp ? (dbl ? "double" : "float") : "long long";
+        rc.identity = fp ? (dbl ? "0.0" : "0.0f") : "0LL";
+        rc.fn = fp ? +[](const std::string& a, const std::string& b) { return "(" + a + " + " + b + ")"; }
+                   : +[](const std::string& a, const std::string& b) {
+                       return "(long long)((unsigned long long)(" + a + ") + (unsigned long long)(" + b + "))";
+                     };
+        break;
+      case OpKind::kReduceProd:
+        rc.acc_type = fp ? (dbl ? "double" : "float") : "long long";
+        rc.identity = fp ? (dbl ? "1.0" : "1.0f") : "1LL";
+        rc.fn = fp ? +[](const std::string& a, const std::string& b) { return "(" + a + " * " + b + ")"; }
+                   : +[](const std::string& a, const std::string& b) {
+                       return "(long long)((unsigned long long)(" + a + ") * (unsigned long long)(" + b + "))";
+                     };
+        break;
+      case OpKind::kReduceMax:
+      case OpKind::kReduceMin: {
+        const bool is_max = n.op == OpKind::kReduceMax;
+        rc.acc_type = compute_type(t);
+        if (fp) {
+          rc.identity = dbl ? (is_max ? "__longlong_as_double((long long)0xfff0000000000000ULL)"
+                                      : "__longlong_as_double(0x7ff0000000000000LL)")
+                            : (is_max ? "__int_as_float((int)0xff800000u)" : "__int_as_float(0x7f800000)");
+          if (dbl) {
+            rc.fn = is_max ? +[](const std::string& a, const std::string& b) { return "fst_maxd(" + a + ", " + b + ")"; }
+                           : +[](const std::string& a, const std::string& b) { return "fst_mind(" + a + ", " + b + ")"; };
+          } else {
+            rc.fn = is_max ? +[](const std::string& a, const std::string& b) { return "fst_maxf(" + a + ", " + b + ")"; }
+                           : +[](const std::string& a, const std::string& b) { return "fst_minf(" + a + ", " + b + ")"; };
+          }
+        } else {
+          rc.identity = literal(t, Scalar{0, is_max ? integer_min(t) : integer_max(t)});
+          rc.fn = is_max ? +[](const std::string& a, const std::string& b) {
+            return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+          }
+                         : +[](const std::string& a, const std::string& b) {
+                             return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+                           };
+        }
+        break;
+      }
+      default: fail(StatusCode::kInternal, "codegen: not a reduction");
+    }
+    return rc;
+  }
+
+  std::string element_index_expr() const {
+    if (s_.contiguous_rows) return "row * " + num(s_.cols) + " + c";
+    // Unravel row over the kept axes and c over the reduced axes.
+    const Dims strides = row_major_strides(s_.domain);
+    Dims kept, kept_strides, red, red_strides;
+    for (size_t i = 0; i < s_.domain.size(); ++i) {
+      bool reduced = false;
+      for (int64_t a : s_.reduced_axes) reduced = reduced || a == static_cast<int64_t>(i);
+      (reduced ? red : kept).push_back(s_.domain[i]);
+      (reduced ? red_strides : kept_strides).push_back(strides[i]);
+    }
+    auto part = [](const std::string& var, const Dims& dims, const Dims& dstrides) {
+      const Dims local = row_major_strides(dims);
+      std::string sum;
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] == 1) continue;
+        std::string coord = var;
+        if (local[i] != 1) coord = "(" + coord + " / " + num(local[i]) + ")";
+        if (i != 0) coord = "(" + coord + " % " + num(dims[i]) + ")";
+        sum += (sum.empty() ? "" : " + ") + coord + " * " + num(dstrides[i]);
+      }
+      return sum.empty() ? std::string("0LL") : sum;
+    };
+    return part("row", kept, kept_strides) + " + " + part("c", red, red_strides);
+  }
+
+  void emit_row_values(int level) {
+    for (ValueId v : s_.members) {
+      if (s_.role.at(v) != ValueRole::kRow || s_.level.at(v) != level) continue;
+      if (op_family(g_.node(v).op) == OpFamily::kReduce) continue;  // finalized after its pass
+      const std::string value = s_.pure.at(v) ? value_at(v, kRowIndex) : compute(v, kRowIndex);
+      row_vars_[v] = value;
+      scope_[std::make_pair(v, std::string(kRowIndex))] = value;
+    }
+    store_row_values(level);
+  }
+
+  void store_row_values(int level) {
+    for (ValueId v : s_.stored) {
+      if (s_.role.at(v) != ValueRole::kRow || s_.level.at(v) != level) continue;
+      line("if (row_ok && lane == 0) {");
+      ++indent_;
+      store(v, kRowIndex, row_vars_.count(v) ? row_vars_[v] : value_at(v, kRowIndex));
+      --indent_;
+      line("}");
+    }
+  }
+
+  void allreduce(const ReduceCode& rc, const std::string& acc) {
+    const int T = s_.threads_per_row;
+    if (T == 1) return;
+    const int warp_width = T < 32 ? T : 32;
+    line("for (int o = " + std::to_string(warp_width / 2) + "; o > 0; o >>= 1) " + acc + " = " +
+         rc.combine(acc, "__shfl_xor_sync(0xffffffffu, " + acc + ", o)") + ";");
+    if (T <= 32) return;
+    const std::string smem = "fst_red_" + smem_suffix(rc.acc_type);
+    line("if (lane % 32 == 0) " + smem + "[lane / 32] = " + acc + ";");
+    line("__syncthreads();");
+    line(acc + " = " + smem + "[0];");
+    line("for (int w = 1; w < " + std::to_string(T / 32) + "; ++w) " + acc + " = " + rc.combine(acc, smem + "[w]") + ";");
+    line("__syncthreads();");
+  }
+
+  static std::string smem_suffix(const std::string& type) {
+    if (type == "float") return "f";
+    if (type == "double") return "d";
+    if (type == "long long") return "l";
+    return "i";
+  }
+
+  void element_loop(const std::function<void()>& body) {
+    const int T = s_.threads_per_row;
+    if (s_.cache == RowCache::kRegisters && !s_.cached.empty()) {
+      line("#pragma unroll");
+      line("for (int j = 0; j < " + std::to_string(s_.elems_per_thread) + "; ++j) {");
+      ++indent_;
+      line("const long long c = lane + (long long)j * " + std::to_string(T) + ";");
+    } else {
+      line("for (long long c = lane; c < " + num(s_.cols) + "; c += " + std::to_string(T) + ") {");
+      ++indent_;
+    }
+    line("if (row_ok && c < " + num(s_.cols) + ") {");
+    ++indent_;
+    line("const long long f = " + element_index_expr() + ";");
+    auto saved = scope_;
+    in_element_loop_ = true;
+    cache_loaded_this_pass_.clear();
+    body();
+    in_element_loop_ = false;
+    scope_ = std::move(saved);
+    --indent_;
+    line("}");
+    --indent_;
+    line("}");
+  }
+
+  void row_body() {
+    const int T = s_.threads_per_row;
+    const int B = s_.block_threads;
+    const int64_t rows_per_block = B / T;
+    // Shared scratch for block-wide reductions, declared unconditionally at the top.
+    std::set<std::string> smem_types;
+    if (T > 32) {
+      for (ValueId v : s_.members) {
+        if (op_family(g_.node(v).op) == OpFamily::kReduce) smem_types.insert(reduce_code(g_.node(v)).acc_type);
+      }
+    }
+    for (const std::string& type : smem_types) line("FST_SHARED(" + type + ", fst_red_" + smem_suffix(type) + ", 32);");
+    line("const int lane = threadIdx.x % " + std::to_string(T) + ";");
+    line("const long long slot = threadIdx.x / " + std::to_string(T) + ";");
+    line("for (long long row_base = (long long)blockIdx.x * " + num(rows_per_block) + "; row_base < " +
+         num(s_.rows) + "; row_base += (long long)gridDim.x * " + num(rows_per_block) + ") {");
+    ++indent_;
+    line("const long long row = row_base + slot;");
+    line("const bool row_ok = row < " + num(s_.rows) + ";");
+    line("(void)row_ok;");
+    if (s_.cache == RowCache::kRegisters) {
+      for (ValueId v : s_.cached) {
+        line(std::string(compute_type(g_.node(v).dtype)) + " cache" + std::to_string(v) + "[" +
+             std::to_string(s_.elems_per_thread) + "];");
+      }
+    }
+    emit_row_values(0);
+    for (int pass = 0; pass < s_.phases; ++pass) {
+      std::vector<ValueId> reduces;
+      for (ValueId v : s_.members) {
+        if (op_family(g_.node(v).op) == OpFamily::kReduce && s_.level.at(v) == pass + 1) reduces.push_back(v);
+      }
+      for (ValueId v : reduces) {
+        ReduceCode rc = reduce_code(g_.node(v));
+        line(rc.acc_type + " acc" + std::to_string(v) + " = " + rc.identity + ";");
+      }
+      element_loop([&] {
+        for (ValueId v : reduces) {
+          ReduceCode rc = reduce_code(g_.node(v));
+          const std::string x = value_at(g_.node(v).operands[0], kElement);
+          const std::string acc = "acc" + std::to_string(v);
+          line(acc + " = " + rc.combine(acc, "(" + rc.acc_type + ")" + x) + ";");
+        }
+      });
+      for (ValueId v : reduces) {
+        const Node& n = g_.node(v);
+        ReduceCode rc = reduce_code(n);
+        const std::string acc = "acc" + std::to_string(v);
+        allreduce(rc, acc);
+        std::string result = acc;
+        if (n.op == OpKind::kReduceMean) {
+          result = "(" + acc + " / " + (computes_in_double(n.dtype) ? "(double)" : "(float)") + num(s_.cols) + ")";
+        }
+        const std::string name = "r" + std::to_string(v);
+        line("const " + std::string(compute_type(n.dtype)) + " " + name + " = " +
+             round_expr(n.dtype, "(" + std::string(compute_type(n.dtype)) + ")" + result) + ";");
+        row_vars_[v] = name;
+        scope_[std::make_pair(v, std::string(kRowIndex))] = name;
+      }
+      emit_row_values(pass + 1);
+    }
+    bool stores_elements = false;
+    for (ValueId v : s_.stored) stores_elements = stores_elements || s_.role.at(v) == ValueRole::kElement;
+    if (stores_elements) {
+      element_loop([&] {
+        for (ValueId v : s_.stored) {
+          if (s_.role.at(v) == ValueRole::kElement) store(v, kElement, value_at(v, kElement));
+        }
+      });
+    }
+    --indent_;
+    line("}");
+  }
+
+  const Graph& g_;
+  const PlannedKernel& k_;
+  const KernelSpec& s_;
+  std::ostringstream out_;
+  int indent_ = 0;
+  int counter_ = 0;
+  bool in_element_loop_ = false;
+  std::set<ValueId> members_;
+  std::set<ValueId> cached_;
+  std::set<ValueId> inlined_;
+  std::set<ValueId> cache_ready_;
+  std::set<ValueId> cache_loaded_this_pass_;
+  std::map<ValueId, std::string> load_ptr_;
+  std::map<ValueId, std::vector<std::string>> store_ptrs_;
+  std::map<std::pair<ValueId, std::string>, std::string> scope_;
+  std::map<ValueId, std::string> row_vars_;
+};
+
+}  // namespace
+
+std::string emit_kernel(const Graph& graph, const PlannedKernel& kernel) {
+  return KernelEmitter(graph, kernel).emit();
+}
+
+std::string emit_module(const Graph& graph, const FusionPlan& plan) {
+  std::string text = kernel_prelude();
+  for (const PlannedKernel& k : plan.kernels) {
+    text += "\n";
+    text += emit_kernel(graph, k);
+  }
+  return text;
+}
+
+}  // namespace fstitch

@@ -1,0 +1,252 @@
+#include "plan/explore.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace fstitch {
+namespace {
+
+struct Pattern {
+  std::vector<ValueId> members;  // sorted
+  double score = 0;              // seconds saved against one kernel per operation
+};
+
+std::vector<ValueId> merge_sorted(const std::vector<ValueId>& a, const std::vector<ValueId>& b) {
+  std::vector<ValueId> out;
+  out.reserve(a.size() + b.size());
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+bool overlaps(const std::vector<ValueId>& members, const std::vector<int>& kernel_of) {
+  for (ValueId v : members) {
+    if (kernel_of[static_cast<size_t>(v)] >= 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of, std::vector<std::vector<ValueId>>& kernels) {
+  std::vector<KernelSpec> specs(kernels.size());
+  std::vector<bool> ok(kernels.size());
+  for (size_t a = 0; a < kernels.size(); ++a) ok[a] = analyze_kernel(in, kernels[a], &specs[a], nullptr);
+  auto try_merge = [&](size_t a, size_t b) {
+    std::vector<ValueId> joined = merge_sorted(kernels[a], kernels[b]);
+    KernelSpec sj;
+    if (joined.size() > in.max_kernel_ops || !analyze_kernel(in, joined, &sj, nullptr)) return false;
+    if (sj.est_seconds >= specs[a].est_seconds + specs[b].est_seconds) return false;
+    std::vector<int> trial = kernel_of;
+    for (ValueId v : joined) trial[static_cast<size_t>(v)] = -1;
+    if (creates_cycle(in, joined, trial, kernels)) return false;
+    for (ValueId v : joined) kernel_of[static_cast<size_t>(v)] = static_cast<int>(a);
+    kernels[a] = std::move(joined);
+    specs[a] = std::move(sj);
+    kernels[b].clear();
+    ok[b] = false;
+    return true;
+  };
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    // Producer into its only consumer kernel.
+    for (size_t a = 0; a < kernels.size(); ++a) {
+      if (!ok[a]) continue;
+      int consumer = -1;
+      bool single = true;
+      for (ValueId v : kernels[a]) {
+        for (ValueId u : in.users[static_cast<size_t>(v)]) {
+          const int k = kernel_of[static_cast<size_t>(u)];
+          if (k < 0 || k == static_cast<int>(a)) continue;
+          if (consumer >= 0 && consumer != k) single = false;
+          consumer = k;
+        }
+      }
+      if (consumer < 0 || !single || !ok[static_cast<size_t>(consumer)]) continue;
+      const size_t c = static_cast<size_t>(consumer);
+      if (try_merge(std::min(a, c), std::max(a, c))) changed = true;
+    }
+    if (in.policy != FusionPolicy::kStitch) continue;
+    // Remote fusion of kernels with one domain that share an input.
+    for (size_t a = 0; a < kernels.size(); ++a) {
+      for (size_t b = a + 1; b < kernels.size() && ok[a]; ++b) {
+        if (!ok[b] || specs[b].domain != specs[a].domain || specs[b].reduced_axes != specs[a].reduced_axes) continue;
+        bool shares_input = false;
+        for (ValueId x : specs[a].loaded) {
+          shares_input =
+              shares_input || std::find(specs[b].loaded.begin(), specs[b].loaded.end(), x) != specs[b].loaded.end();
+        }
+        if (shares_input && try_merge(a, b)) changed = true;
+      }
+    }
+  }
+}
+
+bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members, const std::vector<int>& kernel_of,
+                   const std::vector<std::vector<ValueId>>& kernels) {
+  // A cycle needs a path that leaves the set and comes back. Operations are numbered in
+  // topological order, so the path never passes an operation numbered above the set's last.
+  const ValueId last = members.back();
+  std::unordered_set<ValueId> in_set(members.begin(), members.end());
+  std::unordered_set<ValueId> seen;
+  std::unordered_set<int> kernels_seen;
+  std::vector<ValueId> stack;
+  auto visit = [&](ValueId v) {
+    if (v > last || in_set.count(v) || !seen.insert(v).second) return;
+    stack.push_back(v);
+  };
+  for (ValueId m : members) {
+    for (ValueId u : in.users[static_cast<size_t>(m)]) visit(u);
+  }
+  while (!stack.empty()) {
+    ValueId v = stack.back();
+    stack.pop_back();
+    for (ValueId u : in.users[static_cast<size_t>(v)]) {
+      if (in_set.count(u)) return true;
+      visit(u);
+    }
+    // Entering a kernel makes all of its outputs reachable.
+    int k = kernel_of[static_cast<size_t>(v)];
+    if (k >= 0 && kernels_seen.insert(k).second) {
+      for (ValueId w : kernels[static_cast<size_t>(k)]) {
+        if (in_set.count(w)) return true;
+        visit(w);
+      }
+    }
+  }
+  return false;
+}
+
+std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const ExploreOptions& options) {
+  const Graph& g = *in.graph;
+  const size_t n = g.size();
+  std::vector<int> no_kernels(n, -1);
+  const std::vector<std::vector<ValueId>> empty_kernels;
+
+  // Time of each operation as its own kernel: the baseline every pattern is scored against.
+  std::vector<double> alone(n, 0);
+  std::vector<bool> fusable(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    fusable[i] = is_fusable(in, static_cast<ValueId>(i));
+    if (!fusable[i]) continue;
+    KernelSpec spec;
+    if (!analyze_kernel(in, {static_cast<ValueId>(i)}, &spec, nullptr)) continue;
+    alone[i] = spec.est_seconds;
+  }
+  auto score_of = [&](const std::vector<ValueId>& members, double* out) {
+    if (members.size() > in.max_kernel_ops) return false;
+    KernelSpec spec;
+    if (!analyze_kernel(in, members, &spec, nullptr)) return false;
+    if (members.size() > 1 && creates_cycle(in, members, no_kernels, empty_kernels)) return false;
+    double baseline = 0;
+    for (ValueId v : members) baseline += alone[static_cast<size_t>(v)];
+    *out = baseline - spec.est_seconds;
+    return true;
+  };
+
+  std::vector<std::vector<ValueId>> kernels;
+  if (in.policy == FusionPolicy::kNone) {
+    for (size_t i = 0; i < n; ++i) {
+      if (fusable[i]) kernels.push_back({static_cast<ValueId>(i)});
+    }
+    return kernels;
+  }
+
+  // Post-order DP: candidates of v are v alone, or v joined with candidates of its consumers.
+  std::vector<std::vector<Pattern>> candidates(n);
+  for (size_t i = n; i-- > 0;) {
+    if (!fusable[i]) continue;
+    const auto v = static_cast<ValueId>(i);
+    std::vector<Pattern> found;
+    found.push_back({{v}, 0});
+    std::vector<ValueId> consumers;
+    for (ValueId u : in.users[i]) {
+      if (fusable[static_cast<size_t>(u)] && !candidates[static_cast<size_t>(u)].empty()) consumers.push_back(u);
+    }
+    // Enumerate one choice per consumer (skip, or one of its candidates), bounded.
+    std::vector<size_t> choice(consumers.size(), 0);
+    int combos = 0;
+    while (combos++ < options.max_consumer_combos) {
+      std::vector<ValueId> members = {v};
+      bool any = false;
+      for (size_t c = 0; c < consumers.size(); ++c) {
+        if (choice[c] == 0) continue;
+        members = merge_sorted(members, candidates[static_cast<size_t>(consumers[c])][choice[c] - 1].members);
+        any = true;
+      }
+      double score;
+      if (any && score_of(members, &score)) {
+        bool duplicate = false;
+        for (const Pattern& p : found) duplicate = duplicate || p.members == members;
+        if (!duplicate) found.push_back({members, score});
+      }
+      // Next combination (odometer).
+      size_t c = 0;
+      for (; c < consumers.size(); ++c) {
+        if (++choice[c] <= candidates[static_cast<size_t>(consumers[c])].size()) break;
+        choice[c] = 0;
+      }
+      if (c == consumers.size()) break;
+    }
+    std::stable_sort(found.begin(), found.end(), [](const Pattern& a, const Pattern& b) { return a.score > b.score; });
+    if (found.size() > static_cast<size_t>(options.candidates_per_op)) found.resize(options.candidates_per_op);
+    candidates[i] = std::move(found);
+  }
+
+  // Beam search in topological order: each state assigns patterns to operations.
+  struct State {
+    std::vector<int> kernel_of;
+    std::vector<std::vector<ValueId>> kernels;
+    double score = 0;
+  };
+  auto v_of = [](size_t i) { return static_cast<ValueId>(i); };
+  std::vector<State> beam(1);
+  beam[0].kernel_of.assign(n, -1);
+  const size_t width = static_cast<size_t>(std::max(1, options.beam_width));
+  for (size_t i = 0; i < n; ++i) {
+    if (!fusable[i]) continue;
+    std::vector<State> next;
+    for (State& s : beam) {
+      if (s.kernel_of[i] >= 0) {
+        next.push_back(std::move(s));
+        continue;
+      }
+      std::vector<const Pattern*> viable;
+      for (const Pattern& p : candidates[i]) {
+        if (viable.size() >= width) break;
+        if (overlaps(p.members, s.kernel_of)) continue;
+        if (p.members.size() > 1 && creates_cycle(in, p.members, s.kernel_of, s.kernels)) continue;
+        viable.push_back(&p);
+      }
+      // The operation alone is always possible, even when its best patterns were taken.
+      const Pattern alone_pattern{{v_of(i)}, 0};
+      if (viable.empty()) viable.push_back(&alone_pattern);
+      for (size_t c = 0; c < viable.size(); ++c) {
+        // The last extension takes the state itself; the others copy it.
+        State t = c + 1 < viable.size() ? s : std::move(s);
+        const int k = static_cast<int>(t.kernels.size());
+        for (ValueId m : viable[c]->members) t.kernel_of[static_cast<size_t>(m)] = k;
+        t.kernels.push_back(viable[c]->members);
+        t.score += viable[c]->score;
+        next.push_back(std::move(t));
+      }
+    }
+    std::stable_sort(next.begin(), next.end(), [](const State& a, const State& b) { return a.score > b.score; });
+    if (next.size() > width) next.resize(width);
+    beam = std::move(next);
+  }
+  State best = std::move(beam.front());
+
+  // Merging passes over the composed plan: a producer kernel whose values all go to one
+  // consumer kernel joins it (patterns grow only toward consumers, so producers that come
+  // late in topological order are picked up here), and kernels that share a domain and an
+  // input but are not ordered by a path are packed into one (remote fusion): the shared input
+  // is read once and a launch is saved.
+  if (in.policy != FusionPolicy::kNone) merge_kernels(in, best.kernel_of, best.kernels);
+  for (auto& k : best.kernels) {
+    if (!k.empty()) kernels.push_back(std::move(k));
+  }
+  return kernels;
+}
+
+}  // namespace fstitch

@@ -1,0 +1,110 @@
+// What the planner knows about one fused kernel: its member operations, their roles in the
+// kernel's iteration space, the schedule and its cost. Produced by analyze_kernel().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.hpp"
+#include "plan/arch.hpp"
+
+namespace fstitch {
+
+enum class FusionPolicy : uint8_t { kStitch, kLoop, kNone };
+const char* fusion_policy_name(FusionPolicy p);
+
+// Where a value lives in the kernel's iteration space: the domain D viewed as rows x cols,
+// cols being the reduced axes (cols == 1 when the kernel has no reduction).
+enum class ValueRole : uint8_t {
+  kElement,  // one value per domain element (row r, col c)
+  kRow,      // one value per row: reduction results and what is computed from them
+  kIndexed,  // another shape; computed on demand at whatever index a consumer needs
+};
+const char* value_role_name(ValueRole r);
+
+// How threads map onto rows.
+enum class ScheduleKind : uint8_t {
+  kElementwise,    // no reduction: grid-stride loop over the domain
+  kThreadPerRow,   // one thread walks a row (column reductions, tiny rows)
+  kSubWarpPerRow,  // 2..16 lanes per row, shuffles within the segment
+  kWarpPerRow,     // 32 lanes per row, warp shuffles
+  kBlockPerRow,    // a whole block per row, warp shuffles + shared memory
+};
+const char* schedule_kind_name(ScheduleKind s);
+
+// How a value crosses from producer to consumer inside a kernel (AStitch's schemes).
+enum class StitchScheme : uint8_t {
+  kLocal,     // same thread, registers (or recomputed)
+  kWarp,      // warp shuffle (a row reduction result shared by its warp)
+  kRegional,  // shared memory + __syncthreads within a block
+  kGlobal,    // global memory + grid barrier (not planned yet)
+};
+const char* stitch_scheme_name(StitchScheme s);
+
+// Whether element values needed by several passes over a row stay in registers or are
+// recomputed (re-reading their inputs from global memory).
+enum class RowCache : uint8_t { kRegisters, kRecompute };
+
+struct KernelSpec {
+  std::vector<ValueId> members;  // topological order
+  Dims domain;
+  std::vector<int64_t> reduced_axes;  // sorted; empty for elementwise kernels
+  int64_t rows = 1;
+  int64_t cols = 1;
+  bool contiguous_rows = true;  // reduced axes are the innermost ones
+
+  std::unordered_map<ValueId, ValueRole> role;  // members only
+  std::unordered_map<ValueId, bool> pure;       // members: no reduction of this kernel upstream
+  std::unordered_map<ValueId, int> level;       // members: reductions upstream on the longest chain
+  int phases = 0;                               // passes over each row that accumulate reductions
+
+  std::vector<ValueId> stored;  // members whose values leave the kernel
+  std::vector<ValueId> loaded;  // values read from global memory (graph inputs, other kernels)
+  std::vector<ValueId> inlined; // inlined values the kernel computes on demand (see PlanInputs)
+
+  ScheduleKind schedule = ScheduleKind::kElementwise;
+  int threads_per_row = 1;
+  int block_threads = 256;
+  int64_t grid_blocks = 1;
+  int elems_per_thread = 1;  // per row pass (ceil(cols / threads_per_row))
+  RowCache cache = RowCache::kRecompute;
+  std::vector<ValueId> cached;  // element values kept in registers across passes
+
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  double compute_ops = 0;
+  double est_seconds = 0;
+};
+
+// What the planner knows about the whole graph.
+struct PlanInputs {
+  const Graph* graph = nullptr;
+  FusionPolicy policy = FusionPolicy::kStitch;
+  ArchParams arch;
+  int register_cap = 64;
+  size_t shared_budget = 48 * 1024;
+  std::vector<std::vector<ValueId>> users;  // live users of each value
+  std::vector<bool> live;
+  std::vector<bool> graph_output;
+  // Values recomputed inside every kernel that uses them instead of being materialized:
+  // constants, iota, arithmetic on those, and broadcasts of inputs and of such values. They
+  // cost no memory traffic beyond reading the (smaller) inputs they come from.
+  std::vector<bool> inlined;
+  size_t max_kernel_ops = 128;
+};
+
+PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchParams& arch);
+
+// Values that never become kernel members: inputs, inlined values, opaque operations.
+bool is_fusable(const PlanInputs& in, ValueId id);
+
+// Analyzes a candidate member set (any order). Returns false with a reason when the set
+// cannot be one kernel under the policy.
+bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, std::string* why_not);
+
+// Estimated time of a kernel (launch + memory + compute, scaled by achieved parallelism).
+double estimate_seconds(const PlanInputs& in, const KernelSpec& spec);
+
+}  // namespace fstitch

@@ -1,0 +1,310 @@
+#include "plan/plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <cstdio>
+#include <map>
+#include <queue>
+#include <sstream>
+
+#include "plan/explore.hpp"
+#include "plan/op_class.hpp"
+#include "support/error.hpp"
+
+namespace fstitch {
+namespace {
+
+constexpr size_t kWorkspaceAlignment = 256;
+
+size_t value_bytes(const Graph& g, ValueId id) {
+  return static_cast<size_t>(element_count(g.node(id).dims)) * dtype_size(g.node(id).dtype);
+}
+
+// A kernel that writes a graph input or constant straight to an output.
+KernelSpec copy_spec(const PlanInputs& in, ValueId source) {
+  const Graph& g = *in.graph;
+  KernelSpec spec;
+  spec.domain = g.node(source).dims;
+  spec.rows = element_count(spec.domain);
+  spec.stored = {source};
+  if (g.node(source).op != OpKind::kConstant) spec.loaded = {source};
+  spec.block_threads = 256;
+  const int64_t wave = static_cast<int64_t>(in.arch.sm_count) * in.arch.max_threads_per_sm / 256;
+  spec.grid_blocks = std::max<int64_t>(1, std::min<int64_t>((spec.rows + 255) / 256, wave));
+  spec.bytes_read = spec.loaded.empty() ? 0 : value_bytes(g, source);
+  spec.bytes_written = value_bytes(g, source);
+  spec.est_seconds = estimate_seconds(in, spec);
+  return spec;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
+  return buf;
+}
+
+}  // namespace
+
+FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  auto arch = arch_params(options.target_sm);
+  if (!arch) {
+    fail(StatusCode::kUnsupported, "target architecture sm_" + std::to_string(options.target_sm) +
+                                       " is not supported (supported: sm_80, sm_90)");
+  }
+  FusionPlan plan;
+  plan.options = options;
+  plan.arch = *arch;
+  PlanInputs in = make_plan_inputs(graph, options.policy, *arch);
+  in.register_cap = options.register_cap;
+  in.shared_budget = options.shared_budget;
+
+  std::vector<std::vector<ValueId>> groups = explore_fusion(in, ExploreOptions{});
+
+  // Kernel specs, plus copy kernels for outputs that are graph inputs or constants.
+  std::vector<KernelSpec> specs;
+  for (auto& members : groups) {
+    KernelSpec spec;
+    std::string why;
+    if (!analyze_kernel(in, members, &spec, &why)) fail(StatusCode::kInternal, "planned kernel is invalid: " + why);
+    specs.push_back(std::move(spec));
+  }
+  std::vector<bool> copied(graph.size(), false);
+  for (const GraphOutput& out : graph.outputs()) {
+    OpKind op = graph.node(out.value).op;
+    if ((op == OpKind::kInput || op == OpKind::kConstant) && !copied[static_cast<size_t>(out.value)]) {
+      copied[static_cast<size_t>(out.value)] = true;
+      specs.push_back(copy_spec(in, out.value));
+    }
+  }
+  for (size_t i = 0; i < graph.size(); ++i) {
+    if (in.live[i] && graph.node(static_cast<ValueId>(i)).op == OpKind::kOpaque) {
+      plan.opaque_ops.push_back(static_cast<ValueId>(i));
+    }
+  }
+
+  // Launch order: topological over kernels (a kernel after the producers of what it loads),
+  // ties broken by the first member so the order is deterministic.
+  std::vector<int> producer(graph.size(), -1);
+  for (size_t k = 0; k < specs.size(); ++k) {
+    for (ValueId v : specs[k].members) producer[static_cast<size_t>(v)] = static_cast<int>(k);
+  }
+  std::vector<std::vector<int>> successors(specs.size());
+  std::vector<int> pending(specs.size(), 0);
+  for (size_t k = 0; k < specs.size(); ++k) {
+    std::vector<int> preds;
+    for (ValueId v : specs[k].loaded) {
+      int p = producer[static_cast<size_t>(v)];
+      if (p >= 0 && p != static_cast<int>(k) && std::find(preds.begin(), preds.end(), p) == preds.end()) {
+        preds.push_back(p);
+      }
+    }
+    for (int p : preds) successors[static_cast<size_t>(p)].push_back(static_cast<int>(k));
+    pending[k] = static_cast<int>(preds.size());
+  }
+  auto first_member = [&](int k) {
+    const KernelSpec& s = specs[static_cast<size_t>(k)];
+    return s.members.empty() ? -1 : s.members.front();
+  };
+  auto later = [&](int a, int b) { return first_member(a) > first_member(b); };
+  std::priority_queue<int, std::vector<int>, decltype(later)> ready(later);
+  for (size_t k = 0; k < specs.size(); ++k) {
+    if (pending[k] == 0) ready.push(static_cast<int>(k));
+  }
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int k = ready.top();
+    ready.pop();
+    order.push_back(k);
+    for (int s : successors[static_cast<size_t>(k)]) {
+      if (--pending[static_cast<size_t>(s)] == 0) ready.push(s);
+    }
+  }
+  if (order.size() != specs.size()) fail(StatusCode::kInternal, "the kernels of the plan form a cycle");
+  std::vector<int> position(specs.size());
+  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  for (auto& p : producer) {
+    if (p >= 0) p = position[static_cast<size_t>(p)];
+  }
+
+  // Where each value lives in global memory: graph inputs, graph outputs, or the workspace.
+  std::map<ValueId, size_t> input_index;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) input_index[graph.inputs()[i]] = i;
+  std::map<ValueId, std::vector<size_t>> output_indices;
+  for (size_t i = 0; i < graph.outputs().size(); ++i) output_indices[graph.outputs()[i].value].push_back(i);
+
+  // Workspace: values crossing kernels that are not graph outputs, first-fit with reuse
+  // once the last consumer has run.
+  std::map<ValueId, int> last_use;
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (ValueId v : specs[static_cast<size_t>(order[i])].loaded) last_use[v] = static_cast<int>(i);
+  }
+  // Opaque operations run between kernels, by the caller: what they read stays alive to the
+  // end, and their results get workspace slots of their own.
+  constexpr int kForever = std::numeric_limits<int>::max();
+  for (ValueId op : plan.opaque_ops) {
+    for (ValueId v : graph.node(op).operands) last_use[v] = kForever;
+  }
+  struct Block {
+    size_t offset, size;
+    int free_after;  // kernel position after which the block may be reused
+  };
+  std::vector<Block> blocks;
+  std::map<ValueId, size_t> workspace_offset;
+  for (ValueId op : plan.opaque_ops) {
+    if (output_indices.count(op)) continue;
+    const size_t size = (value_bytes(graph, op) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    workspace_offset[op] = plan.workspace_bytes;
+    plan.opaque_result_offsets[op] = plan.workspace_bytes;
+    blocks.push_back({plan.workspace_bytes, size, kForever});
+    plan.workspace_bytes += size;
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (ValueId v : specs[static_cast<size_t>(order[i])].stored) {
+      if (output_indices.count(v) || !last_use.count(v) || input_index.count(v)) continue;
+      const size_t size = (value_bytes(graph, v) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+      const int until = last_use[v];
+      bool placed = false;
+      for (Block& b : blocks) {
+        if (b.free_after < static_cast<int>(i) && b.size >= size) {
+          workspace_offset[v] = b.offset;
+          b.free_after = until;
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) {
+        workspace_offset[v] = plan.workspace_bytes;
+        blocks.push_back({plan.workspace_bytes, size, until});
+        plan.workspace_bytes += size;
+      }
+    }
+  }
+
+  for (size_t i = 0; i < order.size(); ++i) {
+    PlannedKernel k;
+    k.name = "fst_k" + std::to_string(i);
+    k.spec = std::move(specs[static_cast<size_t>(order[i])]);
+    auto add_param = [&](ValueId v, bool written) {
+      if (!written && input_index.count(v)) {
+        k.params.push_back({ParamKind::kInput, input_index[v], v, false});
+      } else if (output_indices.count(v)) {
+        const auto& outs = output_indices[v];
+        if (written) {
+          for (size_t o : outs) k.params.push_back({ParamKind::kOutput, o, v, true});
+        } else {
+          k.params.push_back({ParamKind::kOutput, outs.front(), v, false});
+        }
+      } else {
+        k.params.push_back({ParamKind::kWorkspace, workspace_offset.at(v), v, written});
+      }
+    };
+    for (ValueId v : k.spec.loaded) add_param(v, false);
+    for (ValueId v : k.spec.stored) {
+      if (output_indices.count(v) || last_use.count(v)) add_param(v, true);
+    }
+    plan.planned_bytes += k.spec.bytes_read + k.spec.bytes_written;
+    plan.est_seconds += k.spec.est_seconds;
+    plan.kernels.push_back(std::move(k));
+  }
+
+  // Why each value crosses kernels through global memory.
+  for (size_t c = 0; c < plan.kernels.size(); ++c) {
+    for (ValueId v : plan.kernels[c].spec.loaded) {
+      int p = producer[static_cast<size_t>(v)];
+      if (p < 0) continue;
+      Boundary b{v, p, static_cast<int>(c), ""};
+      if (options.policy == FusionPolicy::kNone) {
+        b.reason = "policy none: one kernel per operation";
+      } else {
+        std::vector<ValueId> joined = plan.kernels[static_cast<size_t>(p)].spec.members;
+        joined.insert(joined.end(), plan.kernels[c].spec.members.begin(), plan.kernels[c].spec.members.end());
+        KernelSpec together;
+        std::string why;
+        if (!analyze_kernel(in, joined, &together, &why)) {
+          b.reason = why;
+        } else if (joined.size() > in.max_kernel_ops) {
+          b.reason = "kernel size limit";
+        } else {
+          b.reason = "cost model: separate kernels estimated faster or fusing would form a cycle";
+        }
+      }
+      plan.boundaries.push_back(std::move(b));
+    }
+  }
+
+  for (ValueId v : graph.inputs()) {
+    if (in.live[static_cast<size_t>(v)]) plan.lower_bound_bytes += value_bytes(graph, v);
+  }
+  for (const GraphOutput& out : graph.outputs()) plan.lower_bound_bytes += value_bytes(graph, out.value);
+  plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
+
+std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
+  std::ostringstream out;
+  out << "fusion plan: policy " << fusion_policy_name(plan.options.policy) << ", target " << plan.arch.name << ", "
+      << plan.kernels.size() << " kernel(s), workspace " << plan.workspace_bytes << " bytes\n";
+  out << "global bytes: planned " << plan.planned_bytes << ", lower bound " << plan.lower_bound_bytes
+      << "; estimated time " << seconds_text(plan.est_seconds) << "\n";
+  auto param_text = [&](const KernelParam& p) {
+    std::string where = p.kind == ParamKind::kInput    ? "input " + std::to_string(p.index)
+                        : p.kind == ParamKind::kOutput ? "output " + std::to_string(p.index)
+                                                       : "workspace+" + std::to_string(p.index);
+    const Node& n = graph.node(p.value);
+    return "%" + std::to_string(p.value) + " " + dtype_name(n.dtype) + dims_to_string(n.dims) + " (" + where + ")";
+  };
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const PlannedKernel& k = plan.kernels[i];
+    const KernelSpec& s = k.spec;
+    out << "\nkernel " << i << " " << k.name << ": " << schedule_kind_name(s.schedule) << ", domain "
+        << dims_to_string(s.domain);
+    if (!s.reduced_axes.empty()) {
+      out << " reduced over " << dims_to_string(s.reduced_axes) << " (" << s.rows << " rows x " << s.cols << ")";
+    }
+    out << ", grid " << s.grid_blocks << " x block " << s.block_threads;
+    if (!s.reduced_axes.empty()) {
+      out << ", " << s.threads_per_row << " thread(s) per row, " << s.phases << " reduction pass(es), row cache "
+          << (s.cache == RowCache::kRegisters ? "registers" : "recompute");
+    }
+    out << "\n  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
+        << seconds_text(s.est_seconds) << "\n";
+    if (s.members.empty()) out << "  copies %" << s.stored.front() << " to its output\n";
+    for (ValueId v : s.members) {
+      const Node& n = graph.node(v);
+      out << "  %" << v << " = " << op_name(n.op) << "(";
+      for (size_t o = 0; o < n.operands.size(); ++o) out << (o ? ", %" : "%") << n.operands[o];
+      out << ") " << dtype_name(n.dtype) << dims_to_string(n.dims) << " [" << value_role_name(s.role.at(v)) << ", "
+          << op_class_name(classify(graph, v)) << "]";
+      // Stitch scheme of each internal edge into this op.
+      bool first = true;
+      for (ValueId o : n.operands) {
+        auto r = s.role.find(o);
+        if (r == s.role.end()) continue;
+        StitchScheme scheme = StitchScheme::kLocal;
+        if (r->second == ValueRole::kRow && s.role.at(v) == ValueRole::kElement && s.threads_per_row > 1) {
+          scheme = s.schedule == ScheduleKind::kBlockPerRow ? StitchScheme::kRegional : StitchScheme::kWarp;
+        }
+        out << (first ? " stitch " : ", ") << "%" << o << ":" << stitch_scheme_name(scheme);
+        first = false;
+      }
+      out << "\n";
+    }
+    for (const KernelParam& p : k.params) out << "  " << (p.written ? "writes " : "reads  ") << param_text(p) << "\n";
+  }
+  if (!plan.boundaries.empty()) out << "\nboundaries:\n";
+  for (const Boundary& b : plan.boundaries) {
+    out << "  %" << b.value << " kernel " << b.producer_kernel << " -> kernel " << b.consumer_kernel << ": " << b.reason
+        << "\n";
+  }
+  for (ValueId v : plan.opaque_ops) {
+    out << "  opaque %" << v << " \"" << graph.node(v).name << "\": run by the caller";
+    auto slot = plan.opaque_result_offsets.find(v);
+    if (slot != plan.opaque_result_offsets.end()) out << ", result at workspace+" << slot->second;
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace fstitch

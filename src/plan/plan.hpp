@@ -1,0 +1,63 @@
+// The fusion plan: kernels in launch order with their parameters, workspace buffers for the
+// values that cross kernels, estimates, and why each boundary between kernels exists.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plan/kernel_spec.hpp"
+
+namespace fstitch {
+
+enum class ParamKind : uint8_t { kInput = 1, kOutput = 2, kWorkspace = 3 };  // = fst_param_kind
+
+struct KernelParam {
+  ParamKind kind;
+  size_t index;   // input index, output index or workspace byte offset
+  ValueId value;  // the graph value behind the pointer
+  bool written;   // the kernel stores to it
+};
+
+struct PlannedKernel {
+  std::string name;
+  KernelSpec spec;
+  std::vector<KernelParam> params;  // loads first (in spec.loaded order), then stores
+};
+
+struct Boundary {
+  ValueId value;          // crosses from producer to consumer kernel through global memory
+  int producer_kernel;    // -1: a graph input
+  int consumer_kernel;
+  std::string reason;
+};
+
+struct FusionOptions {
+  FusionPolicy policy = FusionPolicy::kStitch;
+  int target_sm = 90;
+  size_t shared_budget = 48 * 1024;
+  int register_cap = 64;
+};
+
+struct FusionPlan {
+  FusionOptions options;
+  ArchParams arch;
+  std::vector<PlannedKernel> kernels;
+  std::vector<Boundary> boundaries;
+  std::vector<ValueId> opaque_ops;  // operations left to the caller, run between kernels
+  std::map<ValueId, size_t> opaque_result_offsets;  // workspace byte offset of each opaque result
+  size_t workspace_bytes = 0;
+  uint64_t planned_bytes = 0;
+  uint64_t lower_bound_bytes = 0;
+  double est_seconds = 0;
+  double planning_seconds = 0;
+};
+
+// Plans a verified graph. Throws Error (kUnsupported) for an unknown target architecture.
+FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options);
+
+// The human-readable plan dump (fst_fusion_dump, FSTITCH_DUMP=plan).
+std::string dump_plan(const Graph& graph, const FusionPlan& plan);
+
+}  // namespace fstitch

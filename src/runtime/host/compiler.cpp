@@ -1,0 +1,133 @@
+#include "runtime/host/compiler.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "runtime/host/process.hpp"
+#include "support/error.hpp"
+
+namespace fstitch::host {
+namespace {
+
+constexpr std::size_t kMaxLogBytes = 64 * 1024;
+
+std::atomic<std::uint64_t> g_compiler_processes{0};
+
+bool is_executable_file(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<std::string> find_executable(const std::string& name) {
+  if (name.find('/') != std::string::npos) {
+    if (is_executable_file(name)) return name;
+    return std::nullopt;
+  }
+  const char* path_variable = std::getenv("PATH");
+  const std::string path = path_variable != nullptr ? path_variable : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t end = path.find(':', begin);
+    std::string dir = path.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + name;
+    if (is_executable_file(candidate)) return candidate;
+    if (end == std::string::npos) return std::nullopt;
+    begin = end + 1;
+  }
+}
+
+ProcessResult run_compiler(const std::vector<std::string>& argv) {
+  g_compiler_processes.fetch_add(1, std::memory_order_relaxed);
+  return run_process(argv, kMaxLogBytes);
+}
+
+// `--version` output per compiler file (path, size, modification time): asked once.
+std::string compiler_identity(const std::string& path, const std::string& origin) {
+  struct stat info;
+  std::string file_key = path;
+  if (stat(path.c_str(), &info) == 0) {
+    file_key += "|" + std::to_string(info.st_size) + "|" + std::to_string(info.st_mtim.tv_sec) + "." +
+                std::to_string(info.st_mtim.tv_nsec);
+  }
+  static std::mutex mutex;
+  static std::map<std::string, std::string> identities;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto found = identities.find(file_key);
+    if (found != identities.end()) return found->second;
+  }
+  const ProcessResult result = run_compiler({path, "--version"});
+  if (result.spawn_error != 0 || !result.exited || result.exit_status != 0) {
+    const std::string why = result.spawn_error != 0 ? std::strerror(result.spawn_error)
+                            : result.exited       ? "exit status " + std::to_string(result.exit_status)
+                                                  : "signal " + std::to_string(result.signal);
+    fail(StatusCode::kNoCompiler, "host C++ compiler " + origin + " does not run: '" + path + " --version' failed (" +
+                                      why + ")" + (result.output.empty() ? "" : ":\n" + result.output));
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  identities.emplace(file_key, result.output);
+  return result.output;
+}
+
+}  // namespace
+
+HostCompiler find_host_compiler() {
+  if (const char* chosen = std::getenv("FSTITCH_HOST_CXX"); chosen != nullptr && *chosen != '\0') {
+    const std::string origin = std::string("FSTITCH_HOST_CXX='") + chosen + "'";
+    const std::optional<std::string> path = find_executable(chosen);
+    if (!path) {
+      fail(StatusCode::kNoCompiler, origin + " is not an executable file" +
+                                        (std::strchr(chosen, '/') != nullptr ? "" : " on PATH") +
+                                        "; set it to a C++17 compiler (a program, without arguments)");
+    }
+    return {*path, compiler_identity(*path, origin)};
+  }
+  for (const char* name : {"c++", "g++", "clang++"}) {
+    if (const std::optional<std::string> path = find_executable(name)) {
+      return {*path, compiler_identity(*path, std::string("'") + name + "' found on PATH")};
+    }
+  }
+  fail(StatusCode::kNoCompiler,
+       "the host backend needs a C++17 compiler and none of c++, g++, clang++ is on PATH; install one or set "
+       "FSTITCH_HOST_CXX");
+}
+
+std::vector<std::string> host_compile_flags(const HostCompileOptions& options) {
+  std::vector<std::string> flags = {"-std=c++17", "-fPIC", "-shared", "-fno-fast-math", "-fvisibility=hidden", "-w"};
+  if (!options.optimization.empty()) flags.push_back(options.optimization);
+  for (const std::string& flag : options.extra_flags) {
+    if (!flag.empty()) flags.push_back(flag);
+  }
+  return flags;
+}
+
+void compile_shared_object(const HostCompiler& compiler, const std::vector<std::string>& flags,
+                           const std::string& header, const std::string& source, const std::string& output) {
+  std::vector<std::string> argv = {compiler.path};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-include", header, source, "-o", output});
+  const ProcessResult result = run_compiler(argv);
+  if (result.spawn_error != 0) {
+    fail(StatusCode::kNoCompiler, "cannot start the host C++ compiler " + compiler.path + ": " +
+                                      std::strerror(result.spawn_error));
+  }
+  if (result.exited && result.exit_status == 0) return;
+  // Without an exit status (SIGCHLD ignored by the application), trust the output file.
+  if (!result.exited && result.signal == 0 && access(output.c_str(), R_OK) == 0) return;
+  std::string log = result.output;
+  if (log.size() >= kMaxLogBytes) log += "\n[compiler output cut at " + std::to_string(kMaxLogBytes) + " bytes]";
+  if (!result.exited && result.signal != 0) log = "killed by signal " + std::to_string(result.signal) + "\n" + log;
+  fail(StatusCode::kCompile, command_text(argv) + " failed:\n" + log);
+}
+
+std::uint64_t host_compiler_process_count() { return g_compiler_processes.load(std::memory_order_relaxed); }
+
+}  // namespace fstitch::host

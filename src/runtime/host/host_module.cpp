@@ -1,0 +1,142 @@
+#include "runtime/host/host_module.hpp"
+
+#include <dlfcn.h>
+
+#include <cctype>
+#include <filesystem>
+#include <optional>
+#include <system_error>
+#include <vector>
+
+#include "runtime/host/compiler.hpp"
+#include "runtime/host/emulation_text.hpp"
+#include "runtime/host/host_abi.hpp"
+#include "runtime/host/launch.hpp"
+#include "runtime/host/object_cache.hpp"
+#include "support/error.hpp"
+
+namespace fstitch::host {
+namespace fs = std::filesystem;
+namespace {
+
+using BindFunction = unsigned int (*)(const fst_host_api*);
+using ParamCountFunction = unsigned int (*)();
+
+template <class Function>
+Function as_function(void* symbol) {
+  return reinterpret_cast<Function>(symbol);
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const std::string& part : parts) text += part + '\n';
+  return text;
+}
+
+fs::path temporary_root() {
+  std::error_code error;
+  fs::path root = fs::temp_directory_path(error);
+  return error ? fs::path("/tmp") : root;
+}
+
+bool is_identifier(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// dlopen, then hand the object the runtime's service table. Nothing when dlopen fails
+// (*why says why); throws when the object is not one the emulation header produced.
+void* load_object(const fs::path& path, std::string* why) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* message = dlerror();
+    *why = message != nullptr ? message : "unknown dlopen error";
+    return nullptr;
+  }
+  void* bind = dlsym(handle, "fst_host_bind");
+  if (bind == nullptr || as_function<BindFunction>(bind)(&host_api()) != FST_HOST_ABI_VERSION) {
+    dlclose(handle);
+    *why = path.string() + " was not built against this library's emulation header (fst_host_bind " +
+           (bind == nullptr ? "is missing" : "refused ABI version " + std::to_string(FST_HOST_ABI_VERSION)) + ")";
+    return nullptr;
+  }
+  return handle;
+}
+
+}  // namespace
+
+HostModule::HostModule(void* handle, std::string object_path, bool from_cache)
+    : handle_(handle), object_path_(std::move(object_path)), from_cache_(from_cache) {}
+
+HostModule::~HostModule() { dlclose(handle_); }
+
+std::shared_ptr<HostModule> HostModule::compile(const std::string& source, const HostCompileOptions& options) {
+  const HostCompiler compiler = find_host_compiler();
+  const std::vector<std::string> flags = host_compile_flags(options);
+  const std::string_view header = emulation_header_text();
+  const std::string flag_text = join(flags);
+  const std::string key = host_object_key({header, compiler.path, compiler.identity, flag_text, source});
+
+  std::optional<HostObjectCache> cache;
+  if (options.disk_cache) cache = HostObjectCache::open(options.cache_dir);
+  std::string why;
+  if (cache) {
+    if (const std::optional<fs::path> cached = cache->find(key)) {
+      if (void* handle = load_object(*cached, &why)) {
+        return std::shared_ptr<HostModule>(new HostModule(handle, cached->string(), true));
+      }
+      cache->discard(key);  // unloadable: build it again
+    }
+  }
+
+  const TemporaryFolder work(cache ? cache->dir() : temporary_root());
+  const fs::path header_path = work.path() / "emulation.h";
+  const fs::path source_path = work.path() / "kernels.cpp";
+  const fs::path built_path = work.path() / "kernels.so";
+  write_file(header_path, header);
+  write_file(source_path, source);
+  compile_shared_object(compiler, flags, header_path.string(), source_path.string(), built_path.string());
+  fs::path object = built_path;
+  if (cache) {
+    try {
+      object = cache->store(key, built_path);
+    } catch (const Error&) {
+      // A cache that cannot be written (full disk, permissions) costs only reuse.
+    }
+  }
+  void* handle = load_object(object, &why);
+  if (handle == nullptr) fail(StatusCode::kCompile, "cannot load the compiled host object: " + why);
+  return std::shared_ptr<HostModule>(new HostModule(handle, object.string(), false));
+}
+
+void* HostModule::symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
+
+bool HostModule::has_kernel(const std::string& kernel) const {
+  return is_identifier(kernel) && symbol("fst_host_entry_" + kernel) != nullptr;
+}
+
+void HostModule::launch(const std::string& kernel, Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes,
+                        void** params, const HostLaunchOptions& options) const {
+  void* entry = is_identifier(kernel) ? symbol("fst_host_entry_" + kernel) : nullptr;
+  if (entry == nullptr) {
+    fail(StatusCode::kInvalidArgument, "the host module has no kernel '" + kernel + "' (no symbol fst_host_entry_" +
+                                           kernel + "; each kernel must be followed by FST_HOST_ENTRY(" + kernel +
+                                           "))");
+  }
+  if (params == nullptr) {
+    void* count = symbol("fst_host_param_count_" + kernel);
+    if (count != nullptr && as_function<ParamCountFunction>(count)() > 0) {
+      fail(StatusCode::kInvalidArgument, "launch of kernel '" + kernel + "': params is NULL but the kernel takes " +
+                                             std::to_string(as_function<ParamCountFunction>(count)()) +
+                                             " parameters");
+    }
+  }
+  const KernelLaunch launch = make_kernel_launch(kernel, as_function<KernelEntry>(entry), grid, block,
+                                                 dynamic_shared_bytes, params, options);
+  execute_launch(launch, options);
+}
+
+}  // namespace fstitch::host

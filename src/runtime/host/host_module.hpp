@@ -1,0 +1,49 @@
+// The host backend's module: generated CUDA C compiled by the host C++ compiler against the
+// emulation header, loaded with dlopen, and launched like cuLaunchKernel.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "runtime/host/host_options.hpp"
+
+namespace fstitch::host {
+
+class HostModule {
+ public:
+  // Compiles `source` (a generated file: docs/generated-code.md) into a shared object, or
+  // takes it from the disk cache, and loads it. Throws Error(kNoCompiler) when no host
+  // compiler can be found or run, Error(kCompile) with the compiler's command and output
+  // when compilation fails. Safe to call from several threads at once.
+  static std::shared_ptr<HostModule> compile(const std::string& source, const HostCompileOptions& options = {});
+
+  ~HostModule();
+  HostModule(const HostModule&) = delete;
+  HostModule& operator=(const HostModule&) = delete;
+
+  // Runs `kernel` over `grid` blocks of `block` threads and returns when every block has
+  // finished. params[i] points to the value of the kernel's i-th parameter, as with
+  // cuLaunchKernel. Throws Error(kInvalidArgument) for an unknown kernel or an invalid
+  // configuration, Error(kLaunch) when a block cannot finish (barrier deadlock, invalid warp
+  // operation, shared memory overflow, __trap) or a cooperative grid is too large. Safe to
+  // call from several threads at once.
+  void launch(const std::string& kernel, Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes, void** params,
+              const HostLaunchOptions& options = {}) const;
+
+  bool has_kernel(const std::string& kernel) const;
+  // Whether compile() found the object in the disk cache instead of running the compiler.
+  bool loaded_from_cache() const { return from_cache_; }
+  // The loaded object's file (removed already when the disk cache was off).
+  const std::string& object_path() const { return object_path_; }
+
+ private:
+  HostModule(void* handle, std::string object_path, bool from_cache);
+  void* symbol(const std::string& name) const;
+
+  void* handle_;
+  std::string object_path_;
+  bool from_cache_;
+};
+
+}  // namespace fstitch::host

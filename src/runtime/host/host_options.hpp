@@ -1,0 +1,54 @@
+// Options and limits of the host backend. Launches are shaped like cuLaunchKernel's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fstitch::host {
+
+struct Dim3 {
+  unsigned int x = 1, y = 1, z = 1;
+};
+
+// The order in which the threads of a block run between synchronization points. Running a
+// kernel in both orders exposes a missing __syncthreads.
+enum class ThreadOrder { kForward, kReverse };
+
+struct HostLaunchOptions {
+  // Keeps every block of the grid resident at once, as a grid-wide barrier needs.
+  bool cooperative = false;
+  ThreadOrder order = ThreadOrder::kForward;
+  // Stack of each thread (rounded up to pages), above a guard page.
+  std::size_t stack_bytes = 64 * 1024;
+  // How many workers of the pool may run this launch; 0 means all of them.
+  unsigned int max_workers = 0;
+};
+
+struct HostCompileOptions {
+  // Where compiled objects are kept; empty means FSTITCH_CACHE_DIR, else
+  // $XDG_CACHE_HOME/fstitch, else ~/.cache/fstitch (objects go to its "host" folder).
+  std::string cache_dir;
+  // False: compile in a temporary folder and keep nothing on disk.
+  bool disk_cache = true;
+  std::string optimization = "-O1";
+  // Appended to the compiler's command line (and to the cache key).
+  std::vector<std::string> extra_flags;
+};
+
+// Limits, those of CUDA where CUDA has one.
+inline constexpr unsigned int kMaxThreadsPerBlock = 1024;
+inline constexpr unsigned int kMaxBlockDimXY = 1024;
+inline constexpr unsigned int kMaxBlockDimZ = 64;
+inline constexpr unsigned int kMaxGridDimX = 2147483647u;
+inline constexpr unsigned int kMaxGridDimYZ = 65535;
+inline constexpr std::size_t kMaxStaticSharedBytes = 48 * 1024;
+inline constexpr std::size_t kMaxSharedBytesPerBlock = 227 * 1024;  // static + dynamic
+inline constexpr std::size_t kMinStackBytes = 16 * 1024;
+inline constexpr std::size_t kMaxStackBytes = 64 * 1024 * 1024;
+// A cooperative launch keeps every thread of the grid resident as a fiber with its own
+// stack mapping; this bounds its memory and the process's mapping count.
+inline constexpr std::uint64_t kMaxCooperativeThreads = 16384;
+
+}  // namespace fstitch::host

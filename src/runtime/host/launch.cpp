@@ -1,0 +1,193 @@
+#include "runtime/host/launch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "runtime/host/worker_pool.hpp"
+#include "support/error.hpp"
+
+namespace fstitch::host {
+namespace {
+
+// Executors a worker keeps mapped after a cooperative launch needed more.
+constexpr std::size_t kKeptExecutors = 2;
+
+// What the workers of one launch share: the next block to claim and the first failure.
+class LaunchState {
+ public:
+  std::uint64_t claim() { return next_block_.fetch_add(1, std::memory_order_relaxed); }
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  void record(StatusCode code, const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_.load(std::memory_order_relaxed)) return;
+    code_ = code;
+    message_ = message;
+    failed_.store(true, std::memory_order_release);
+  }
+  void rethrow() const {
+    if (failed()) throw Error(code_, message_);
+  }
+
+ private:
+  std::atomic<std::uint64_t> next_block_{0};
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+std::string dims_text(Dim3 d) {
+  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+}
+
+fst_host_uint3 block_index(const fst_host_uint3& grid, std::uint64_t linear) {
+  const std::uint64_t x = linear % grid.x;
+  const std::uint64_t y = linear / grid.x % grid.y;
+  const std::uint64_t z = linear / (std::uint64_t{grid.x} * grid.y);
+  return {static_cast<unsigned int>(x), static_cast<unsigned int>(y), static_cast<unsigned int>(z)};
+}
+
+std::uint64_t block_count(const fst_host_uint3& grid) { return std::uint64_t{grid.x} * grid.y * grid.z; }
+
+// Non-cooperative: claim blocks one at a time and run each to the end.
+void run_claimed_blocks(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state) {
+  const std::uint64_t blocks = block_count(launch.grid);
+  BlockExecutor& executor = worker.executor(0);
+  while (!state.failed()) {
+    const std::uint64_t b = state.claim();
+    if (b >= blocks) return;
+    executor.start(launch, block_index(launch.grid, b));
+    for (;;) {
+      const BlockStatus status = executor.run(worker.scheduler());
+      if (status == BlockStatus::kFinished) break;
+      if (status == BlockStatus::kFailed) {
+        state.record(StatusCode::kLaunch, executor.error());
+        return;
+      }
+      if (state.failed()) return;
+      // Only sleeping threads remain: they wait for something outside the block.
+      std::this_thread::yield();
+    }
+  }
+}
+
+// Cooperative: this task keeps blocks task, task + tasks, ... resident and runs them in
+// turns, so a thread spinning with __nanosleep lets the other blocks progress.
+void run_resident_blocks(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state, unsigned int task,
+                         unsigned int tasks) {
+  const std::uint64_t blocks = block_count(launch.grid);
+  std::vector<BlockExecutor*> resident;
+  for (std::uint64_t b = task; b < blocks; b += tasks) {
+    BlockExecutor& executor = worker.executor(resident.size());
+    executor.start(launch, block_index(launch.grid, b));
+    resident.push_back(&executor);
+  }
+  while (!resident.empty() && !state.failed()) {
+    for (std::size_t i = 0; i < resident.size();) {
+      const BlockStatus status = resident[i]->run(worker.scheduler());
+      if (status == BlockStatus::kFailed) {
+        state.record(StatusCode::kLaunch, resident[i]->error());
+        break;
+      }
+      if (status == BlockStatus::kFinished) {
+        resident.erase(resident.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    // Blocks held by other workers may be what the sleeping threads wait for.
+    if (!resident.empty() && tasks > 1) std::this_thread::yield();
+  }
+  worker.trim(kKeptExecutors);
+}
+
+void run_task(const KernelLaunch& launch, const HostLaunchOptions& options, LaunchState& state,
+              WorkerContext& worker, unsigned int task, unsigned int tasks) {
+  try {
+    if (options.cooperative) {
+      run_resident_blocks(worker, launch, state, task, tasks);
+    } else {
+      run_claimed_blocks(worker, launch, state);
+    }
+  } catch (const Error& error) {
+    state.record(error.code(), error.what());
+  } catch (const std::bad_alloc&) {
+    state.record(StatusCode::kOutOfMemory, "host backend: out of memory while running kernel '" +
+                                               launch.kernel_name + "'");
+  }
+}
+
+}  // namespace
+
+KernelLaunch make_kernel_launch(const std::string& kernel_name, KernelEntry entry, Dim3 grid, Dim3 block,
+                                std::size_t dynamic_shared_bytes, void** params, const HostLaunchOptions& options) {
+  const std::string what = "launch of kernel '" + kernel_name + "': ";
+  if (block.x == 0 || block.y == 0 || block.z == 0 || block.x > kMaxBlockDimXY || block.y > kMaxBlockDimXY ||
+      block.z > kMaxBlockDimZ ||
+      std::uint64_t{block.x} * block.y * block.z > kMaxThreadsPerBlock) {
+    fail(StatusCode::kInvalidArgument,
+         what + "block " + dims_text(block) + " is not a valid block size: each dimension must be at least 1, x and y at most " +
+             std::to_string(kMaxBlockDimXY) + ", z at most " + std::to_string(kMaxBlockDimZ) + ", and at most " +
+             std::to_string(kMaxThreadsPerBlock) + " threads in all");
+  }
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > kMaxGridDimX || grid.y > kMaxGridDimYZ ||
+      grid.z > kMaxGridDimYZ) {
+    fail(StatusCode::kInvalidArgument, what + "grid " + dims_text(grid) +
+                                           " is not a valid grid size: each dimension must be at least 1, x at most " +
+                                           std::to_string(kMaxGridDimX) + ", y and z at most " +
+                                           std::to_string(kMaxGridDimYZ));
+  }
+  if (dynamic_shared_bytes > kMaxSharedBytesPerBlock) {
+    fail(StatusCode::kInvalidArgument, what + std::to_string(dynamic_shared_bytes) +
+                                           " bytes of dynamic shared memory exceed the limit of " +
+                                           std::to_string(kMaxSharedBytesPerBlock) + " bytes per block");
+  }
+  if (options.stack_bytes < kMinStackBytes || options.stack_bytes > kMaxStackBytes) {
+    fail(StatusCode::kInvalidArgument, what + "stack size " + std::to_string(options.stack_bytes) +
+                                           " bytes is outside [" + std::to_string(kMinStackBytes) + ", " +
+                                           std::to_string(kMaxStackBytes) + "]");
+  }
+  KernelLaunch launch;
+  launch.kernel_name = kernel_name;
+  launch.entry = entry;
+  launch.params = params;
+  launch.grid = {grid.x, grid.y, grid.z};
+  launch.block = {block.x, block.y, block.z};
+  launch.threads_per_block = block.x * block.y * block.z;
+  launch.dynamic_shared_bytes = dynamic_shared_bytes;
+  launch.order = options.order;
+  launch.stack_bytes = options.stack_bytes;
+  const std::uint64_t threads = block_count(launch.grid) * launch.threads_per_block;
+  if (options.cooperative && threads > kMaxCooperativeThreads) {
+    fail(StatusCode::kLaunch, what + "a cooperative grid of " + dims_text(grid) + " blocks of " + dims_text(block) +
+                                  " threads (" + std::to_string(threads) +
+                                  " threads) is too large to keep resident on the host; the limit is " +
+                                  std::to_string(kMaxCooperativeThreads) + " threads");
+  }
+  return launch;
+}
+
+void execute_launch(const KernelLaunch& launch, const HostLaunchOptions& options) {
+  WorkerPool& pool = WorkerPool::instance();
+  std::uint64_t workers = pool.size();
+  if (options.max_workers != 0) workers = std::min<std::uint64_t>(workers, options.max_workers);
+  workers = std::min(workers, block_count(launch.grid));
+  const auto tasks = static_cast<unsigned int>(workers);
+  LaunchState state;
+  const WorkerPool::Task task = [&](WorkerContext& worker, unsigned int index) {
+    run_task(launch, options, state, worker, index, tasks);
+  };
+  if (options.cooperative) {
+    std::lock_guard<std::mutex> lock(pool.cooperative_mutex());
+    pool.run(tasks, task);
+  } else {
+    pool.run(tasks, task);
+  }
+  state.rethrow();
+}
+
+}  // namespace fstitch::host

@@ -1,0 +1,57 @@
+#include "host_test_support.hpp"
+
+#include <sys/wait.h>
+
+#include <csignal>
+#include <memory>
+#include <random>
+
+#include "host_test_kernels.hpp"
+
+namespace fstitch::host::testing {
+
+const HostModule& test_kernels() {
+  static const std::shared_ptr<HostModule> module = [] {
+    HostCompileOptions options;
+    options.cache_dir = FSTITCH_HOST_TEST_CACHE_DIR;
+    return HostModule::compile(kTestKernels, options);
+  }();
+  return *module;
+}
+
+std::vector<float> random_floats(std::size_t count, float low, float high, std::uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> distribution(low, high);
+  std::vector<float> values(count);
+  for (float& v : values) v = distribution(engine);
+  return values;
+}
+
+std::vector<float> random_whole_floats(std::size_t count, int low, int high, std::uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_int_distribution<int> distribution(low, high);
+  std::vector<float> values(count);
+  for (float& v : values) v = static_cast<float>(distribution(engine));
+  return values;
+}
+
+Error catch_error(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    return error;
+  }
+  ADD_FAILURE() << "expected an fstitch::Error";
+  return Error(StatusCode::kOk, "");
+}
+
+bool died_of_fault(int status) {
+#if defined(__SANITIZE_ADDRESS__)
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) return true;
+#endif
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+
+const char* order_name(ThreadOrder order) { return order == ThreadOrder::kForward ? "forward" : "reverse"; }
+
+}  // namespace fstitch::host::testing
