@@ -670,19 +670,20 @@ typedef enum fst_param_kind {
 FST_API fst_status fst_kernel_name(const fst_kernel* kernel, const char** out_name);
 
 /**
- * @brief The CUDA C source of the module that contains this kernel (all kernels of a fusion
- *        share one module). @p out_source is owned by the fusion.
+ * @brief The CUDA C source of this kernel: fstitch's prelude and the kernel's definition, a
+ *        complete NVRTC program. @p out_source is owned by the fusion.
  */
 FST_API fst_status fst_kernel_source(const fst_kernel* kernel, const char** out_source);
 
 /**
- * @brief The module's PTX for the fusion's target, compiling it with NVRTC on first use.
+ * @brief The kernel's PTX for the fusion's target. The first PTX or CUBIN request of a fusion
+ *        compiles all its kernels with NVRTC, in parallel (cached in memory and on disk).
  * Errors: no compiler (no NVRTC), compile. @p out_ptx is owned by the fusion.
  */
 FST_API fst_status fst_kernel_ptx(const fst_kernel* kernel, const char** out_ptx);
 
 /**
- * @brief The module's CUBIN for the fusion's target, compiling it with NVRTC on first use.
+ * @brief The kernel's CUBIN for the fusion's target, compiled as for fst_kernel_ptx().
  * Errors: no compiler, compile. @p out_data is owned by the fusion.
  */
 FST_API fst_status fst_kernel_cubin(const fst_kernel* kernel, const void** out_data, size_t* out_size);

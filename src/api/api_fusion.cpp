@@ -6,6 +6,7 @@
 #include "api/fusion.hpp"
 #include "api/handles.hpp"
 #include "codegen/emit.hpp"
+#include "codegen/prelude.hpp"
 #include "ir/verify.hpp"
 #include "jit/kernel_cache.hpp"
 #include "runtime/host/host_module.hpp"
@@ -37,7 +38,9 @@ void dump_requested(const fst_fusion& fusion) {
   if (wants("cuda")) std::fprintf(stderr, "%s", fusion.source.c_str());
   if (wants("ptx")) {
     try {
-      std::fprintf(stderr, "%s", fusion.device_module()->ptx.c_str());
+      for (size_t i = 0; i < fusion.kernels.size(); ++i) {
+        std::fprintf(stderr, "%s", fusion.device_module(i)->ptx.c_str());
+      }
     } catch (const fstitch::Error& e) {
       fusion.context->logger.log(fstitch::LogLevel::kWarn, std::string("FSTITCH_DUMP=ptx: ") + e.what());
     }
@@ -70,16 +73,20 @@ void run_on_host(const fst_fusion& fusion, const void* const* inputs, void* cons
 
 }  // namespace
 
-std::shared_ptr<const fstitch::jit::CompiledModule> fst_fusion::device_module() const {
+std::shared_ptr<const fstitch::jit::CompiledModule> fst_fusion::device_module(size_t index) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!device_module_) {
-    fstitch::jit::CompileRequest request;
-    request.source = source;
-    request.name = "fstitch_fusion.cu";
-    request.arch = plan.options.target_sm;
-    device_module_ = context->kernel_cache().get(request);
+  if (device_modules_.empty()) {
+    std::vector<fstitch::jit::CompileRequest> requests;
+    for (size_t i = 0; i < kernel_sources.size(); ++i) {
+      fstitch::jit::CompileRequest request;
+      request.source = kernel_sources[i];
+      request.name = plan.kernels[i].name + ".cu";
+      request.arch = plan.options.target_sm;
+      requests.push_back(std::move(request));
+    }
+    device_modules_ = context->kernel_cache().compile_all(requests);
   }
-  return device_module_;
+  return device_modules_.at(index);
 }
 
 std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
@@ -164,6 +171,10 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
     fusion->graph_serial = graph->serial;
     fusion->plan = fstitch::plan_fusion(fusion->graph, options ? options->options : fstitch::FusionOptions{});
     fusion->source = fstitch::emit_module(fusion->graph, fusion->plan);
+    for (const fstitch::PlannedKernel& k : fusion->plan.kernels) {
+      fusion->kernel_sources.push_back(std::string(fstitch::kernel_prelude()) + "\n" +
+                                       fstitch::emit_kernel(fusion->graph, k));
+    }
     for (size_t i = 0; i < fusion->plan.kernels.size(); ++i) fusion->kernels.push_back({fusion.get(), i});
     std::ostringstream info;
     info << "fused " << fusion->graph.size() << " values into " << fusion->plan.kernels.size() << " kernel(s) (policy "
@@ -279,7 +290,7 @@ FST_API fst_status fst_kernel_source(const fst_kernel* kernel, const char** out_
   return guarded(__func__, [&] {
     require_not_null(kernel, "kernel");
     require_not_null(out_source, "out_source");
-    *out_source = kernel->fusion->source.c_str();
+    *out_source = kernel->fusion->kernel_sources[kernel->index].c_str();
   });
 }
 
@@ -287,7 +298,7 @@ FST_API fst_status fst_kernel_ptx(const fst_kernel* kernel, const char** out_ptx
   return guarded(__func__, [&] {
     require_not_null(kernel, "kernel");
     require_not_null(out_ptx, "out_ptx");
-    *out_ptx = kernel->fusion->device_module()->ptx.c_str();
+    *out_ptx = kernel->fusion->device_module(kernel->index)->ptx.c_str();
   });
 }
 
@@ -296,7 +307,7 @@ FST_API fst_status fst_kernel_cubin(const fst_kernel* kernel, const void** out_d
     require_not_null(kernel, "kernel");
     require_not_null(out_data, "out_data");
     require_not_null(out_size, "out_size");
-    auto module = kernel->fusion->device_module();
+    auto module = kernel->fusion->device_module(kernel->index);
     *out_data = module->cubin.data();
     *out_size = module->cubin.size();
   });

@@ -37,16 +37,18 @@ struct fst_fusion {
   fstitch::Graph graph;  // a copy: the fusion does not refer to the caller's graph
   uint32_t graph_serial = 0;
   fstitch::FusionPlan plan;
-  std::string source;
+  std::string source;                       // all kernels in one module: what the host backend compiles
+  std::vector<std::string> kernel_sources;  // prelude + one kernel: what NVRTC compiles, one per kernel
   std::vector<fst_kernel> kernels;
 
-  // NVRTC output for plan.options.target_sm, compiled on first request.
-  std::shared_ptr<const fstitch::jit::CompiledModule> device_module() const;
+  // NVRTC output of kernel `index` for plan.options.target_sm. The first request compiles
+  // every kernel of the plan, in parallel.
+  std::shared_ptr<const fstitch::jit::CompiledModule> device_module(size_t index) const;
   // The host backend's module, compiled on first request.
   std::shared_ptr<fstitch::host::HostModule> host_module() const;
 
  private:
   mutable std::mutex mutex_;
-  mutable std::shared_ptr<const fstitch::jit::CompiledModule> device_module_;
+  mutable std::vector<std::shared_ptr<const fstitch::jit::CompiledModule>> device_modules_;
   mutable std::shared_ptr<fstitch::host::HostModule> host_module_;
 };

@@ -114,6 +114,11 @@ PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchP
   for (auto& u : in.users) std::sort(u.begin(), u.end());
   in.inlined.assign(n, false);
   for (size_t i = 0; i < n; ++i) {
+    if (policy == FusionPolicy::kNone) {
+      // One kernel per operation: only constants are folded into their users.
+      in.inlined[i] = graph.node(static_cast<ValueId>(i)).op == OpKind::kConstant && !in.graph_output[i];
+      continue;
+    }
     const Node& node = graph.node(static_cast<ValueId>(i));
     if (in.graph_output[i]) continue;  // an output is stored by a kernel of its own
     bool sources_only = true;
@@ -144,7 +149,7 @@ bool is_fusable(const PlanInputs& in, ValueId id) {
   if (!in.live[static_cast<size_t>(id)]) return false;
   if (in.inlined[static_cast<size_t>(id)]) return false;
   OpKind op = in.graph->node(id).op;
-  return op != OpKind::kInput && op != OpKind::kOpaque;
+  return op != OpKind::kInput && op != OpKind::kConstant && op != OpKind::kOpaque;
 }
 
 bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, std::string* why_not) {
@@ -293,16 +298,20 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     spec.block_threads = 256;
     spec.grid_blocks = std::max<int64_t>(1, std::min<int64_t>((R + 255) / 256, wave_threads / 256));
   } else {
+    // Threads per row: enough that each thread holds at most ~8 elements of the row (so the
+    // row fits in registers), a warp or less for short rows, a block for long ones or when
+    // there are too few rows to fill the machine with warps.
     int64_t T;
+    const int64_t target = pow2_ceil((C + 7) / 8);
     if (!spec.contiguous_rows || C == 1) {
       spec.schedule = ScheduleKind::kThreadPerRow;
       T = 1;
     } else if (C <= 16) {
       spec.schedule = ScheduleKind::kSubWarpPerRow;
       T = pow2_ceil(C);
-    } else if (C > 1024 || (C > 256 && R < 4 * in.arch.sm_count)) {
+    } else if (target > 32 || (C > 256 && R < 4 * in.arch.sm_count)) {
       spec.schedule = ScheduleKind::kBlockPerRow;
-      T = std::min<int64_t>(1024, std::max<int64_t>(128, pow2_ceil((C + 7) / 8)));
+      T = std::min<int64_t>(1024, std::max<int64_t>(128, target));
     } else {
       spec.schedule = ScheduleKind::kWarpPerRow;
       T = 32;

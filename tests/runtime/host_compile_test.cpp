@@ -123,9 +123,10 @@ TEST(HostCompile, CompileErrorsCarryTheCommandAndTheLog) {
   HostCompileOptions options;
   options.cache_dir = cache.path();
   const Error error = catch_error([&] {
-    HostModule::compile("extern \"C\" __global__ void fst_bad(float* y) { y[0] = undeclared_thing; }\n"
-                        "FST_HOST_ENTRY(fst_bad)\n",
-                        options);
+    HostModule::compile(
+        "extern \"C\" __global__ void fst_bad(float* y) { y[0] = undeclared_thing; }\n"
+        "FST_HOST_ENTRY(fst_bad)\n",
+        options);
   });
   EXPECT_EQ(error.code(), StatusCode::kCompile);
   EXPECT_CONTAINS(error.what(), " failed:\n");

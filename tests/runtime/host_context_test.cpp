@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cfenv>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 
 #include "host_test_support.hpp"
@@ -101,7 +101,8 @@ TEST(HostContext, ReportsTheSwitchCost) {
   for (long i = 0; i <= p.rounds; ++i) Context::switch_to(p.main, p.fiber);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(p.counter, 2 * p.rounds);
-  std::printf("[ host ] %s context switch: %.1f ns\n", Context::mechanism(), seconds * 1e9 / (2.0 * p.rounds));
+  std::printf("[ host ] %s context switch: %.1f ns\n", Context::mechanism(),
+              seconds * 1e9 / (2.0 * p.rounds));
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ TEST(HostErrors, ThreadsExitingBeforeABarrierAreReportedAsDivergence) {
     const Error error = launch_error("fst_early_exit_before_barrier", {2}, {64}, 0, options);
     EXPECT_EQ(error.code(), StatusCode::kLaunch);
     EXPECT_CONTAINS(error.what(), "kernel 'fst_early_exit_before_barrier' block (0, 0, 0)");
-    EXPECT_CONTAINS(error.what(), "barrier divergence: 48 of 64 threads exited while 16 wait at __syncthreads");
+    EXPECT_CONTAINS(error.what(),
+                    "barrier divergence: 48 of 64 threads exited while 16 wait at __syncthreads");
   }
 }
 

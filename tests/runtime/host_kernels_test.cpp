@@ -137,7 +137,8 @@ TEST(HostKernels, WarpPerRowSumWithXorShuffles) {
       float want = 0;
       for (int k = 0; k < cols; ++k) want += x[row * cols + k];
       for (int lane = 0; lane < 32; ++lane)
-        EXPECT_EQ(lanes[row * 32 + lane], want) << "row " << row << " lane " << lane << " " << order_name(order);
+        EXPECT_EQ(lanes[row * 32 + lane], want)
+            << "row " << row << " lane " << lane << " " << order_name(order);
     }
   }
 }
@@ -183,10 +184,10 @@ long long expected_shuffle(int op, int arg, int width, int thread) {
 
 TEST(HostKernels, ShufflesFollowTheWidthAndSegmentRules) {
   const std::vector<int> ops = {
-      0, 5, 32, 0, 3, 8, 0, 9, 8, 0, 37, 32, 0, 2, 16,  // __shfl_sync
-      1, 1, 32, 1, 3, 8, 1, 0, 4,                       // __shfl_up_sync
-      2, 1, 32, 2, 3, 8, 2, 2, 16,                      // __shfl_down_sync
-      3, 1, 32, 3, 16, 32, 3, 2, 8, 3, 8, 8, 3, 4, 4,   // __shfl_xor_sync
+      0, 5, 32, 0, 3,  8,  0, 9, 8,  0, 37, 32, 0, 2, 16,  // __shfl_sync
+      1, 1, 32, 1, 3,  8,  1, 0, 4,                        // __shfl_up_sync
+      2, 1, 32, 2, 3,  8,  2, 2, 16,                       // __shfl_down_sync
+      3, 1, 32, 3, 16, 32, 3, 2, 8,  3, 8,  8,  3, 4, 4,   // __shfl_xor_sync
   };
   const int count = static_cast<int>(ops.size() / 3), threads = 64;
   for (ThreadOrder order : kBothOrders) {
@@ -201,8 +202,8 @@ TEST(HostKernels, ShufflesFollowTheWidthAndSegmentRules) {
     for (int k = 0; k < count; ++k)
       for (int t = 0; t < threads; ++t)
         EXPECT_EQ(out[k * threads + t], expected_shuffle(ops[3 * k], ops[3 * k + 1], ops[3 * k + 2], t))
-            << "op " << ops[3 * k] << " arg " << ops[3 * k + 1] << " width " << ops[3 * k + 2] << " thread " << t
-            << " " << order_name(order);
+            << "op " << ops[3 * k] << " arg " << ops[3 * k + 1] << " width " << ops[3 * k + 2] << " thread "
+            << t << " " << order_name(order);
   }
 }
 

@@ -59,7 +59,8 @@ TEST(HostSync, DynamicSharedMemoryStartsAsNaNInEveryBlock) {
     for (int b = 0; b < blocks; ++b) {
       EXPECT_TRUE(std::isnan(unwritten[b])) << "block " << b;
       for (int t = 0; t < threads; ++t)
-        EXPECT_EQ(y[b * threads + t], x[b * threads + threads - 1 - t]) << b << " " << t << " " << order_name(order);
+        EXPECT_EQ(y[b * threads + t], x[b * threads + threads - 1 - t])
+            << b << " " << t << " " << order_name(order);
     }
   }
 }
@@ -167,8 +168,8 @@ TEST(HostSync, ReportsTheCostOfSwitchingThreads) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (unsigned int t = 0; t < threads; ++t) ASSERT_EQ(out[t], static_cast<int>(t) * iterations);
     const double switches = static_cast<double>(threads) * iterations;
-    std::printf("[ host ] %u threads x %d barriers: %.1f ns per thread switch (incl. barrier bookkeeping)\n", threads,
-                iterations, seconds * 1e9 / switches);
+    std::printf("[ host ] %u threads x %d barriers: %.1f ns per thread switch (incl. barrier bookkeeping)\n",
+                threads, iterations, seconds * 1e9 / switches);
   }
 }
 

@@ -52,6 +52,8 @@ bool died_of_fault(int status) {
   return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
 }
 
-const char* order_name(ThreadOrder order) { return order == ThreadOrder::kForward ? "forward" : "reverse"; }
+const char* order_name(ThreadOrder order) {
+  return order == ThreadOrder::kForward ? "forward" : "reverse";
+}
 
 }  // namespace fstitch::host::testing

@@ -69,7 +69,9 @@ std::uint32_t BlockExecutor::ReadyQueue::pop() {
   return index;
 }
 
-BlockExecutor::~BlockExecutor() { std::free(arena_); }
+BlockExecutor::~BlockExecutor() {
+  std::free(arena_);
+}
 
 void BlockExecutor::ensure_arena(std::size_t dynamic_bytes) {
   const std::size_t needed = kMaxStaticSharedBytes + dynamic_bytes;
@@ -217,9 +219,9 @@ std::uint64_t BlockExecutor::warp_exchange(Fiber& self, int op, std::uint32_t ma
   }
   if ((mask & ~existing) != 0) {
     error_ = block_name() + ": " + thread_name(self) + " calls " + warp_op_name(op) + " with mask " +
-             hex_mask(mask) + ", which names lanes that do not exist: the block has " + std::to_string(count_) +
-             " threads, so warp " + std::to_string(warp) + " has lanes " + hex_mask(existing) +
-             " (full-mask warp operations need a block size that is a multiple of 32)";
+             hex_mask(mask) + ", which names lanes that do not exist: the block has " +
+             std::to_string(count_) + " threads, so warp " + std::to_string(warp) + " has lanes " +
+             hex_mask(existing) + " (full-mask warp operations need a block size that is a multiple of 32)";
     abandon(self);
   }
   self.state = FiberState::kWarp;
@@ -240,9 +242,9 @@ std::uint64_t BlockExecutor::warp_exchange(Fiber& self, int op, std::uint32_t ma
       for (std::uint32_t j = 0; j < 32; ++j) {
         if ((mask >> j & 1u) == 0) continue;
         if (lanes[j].warp_op != op) {
-          error_ = block_name() + ": lanes of warp " + std::to_string(warp) + " meet with mask " + hex_mask(mask) +
-                   " at different warp operations: " + thread_name(self) + " at " + warp_op_name(op) + ", " +
-                   thread_name(lanes[j]) + " at " + warp_op_name(lanes[j].warp_op);
+          error_ = block_name() + ": lanes of warp " + std::to_string(warp) + " meet with mask " +
+                   hex_mask(mask) + " at different warp operations: " + thread_name(self) + " at " +
+                   warp_op_name(op) + ", " + thread_name(lanes[j]) + " at " + warp_op_name(lanes[j].warp_op);
           abandon(self);
         }
       }
@@ -250,7 +252,8 @@ std::uint64_t BlockExecutor::warp_exchange(Fiber& self, int op, std::uint32_t ma
       for (std::uint32_t j = 0; j < 32; ++j) {
         if ((mask >> j & 1u) == 0) continue;
         const std::uint32_t source = lanes[j].warp_source;
-        lanes[j].warp_result = source < 32 && (mask >> source & 1u) != 0 ? lanes[source].warp_value : kUnreadableLane;
+        lanes[j].warp_result =
+            source < 32 && (mask >> source & 1u) != 0 ? lanes[source].warp_value : kUnreadableLane;
       }
       waiting &= ~mask;
       for (std::uint32_t k = 0; k < 32; ++k) {
@@ -269,21 +272,22 @@ void* BlockExecutor::shared_alloc(Fiber& self, std::uint64_t bytes, std::uint64_
     const SharedArray& array = shared_arrays_[k];
     if (array.bytes != bytes || array.alignment != alignment) {
       error_ = block_name() + ": FST_SHARED declarations differ between threads: " + thread_name(self) +
-               " declares shared array #" + std::to_string(k) + " with " + std::to_string(bytes) + " bytes, " +
-               thread_name(fibers_[array.declared_by]) + " with " + std::to_string(array.bytes) +
+               " declares shared array #" + std::to_string(k) + " with " + std::to_string(bytes) +
+               " bytes, " + thread_name(fibers_[array.declared_by]) + " with " + std::to_string(array.bytes) +
                " bytes (declare shared arrays unconditionally, in the same order in every thread)";
       abandon(self);
     }
     return arena_ + array.offset;
   }
   const std::uint64_t align = std::max<std::uint64_t>(alignment, 16);
-  const std::uint64_t end = shared_arrays_.empty() ? 0 : shared_arrays_.back().offset + shared_arrays_.back().bytes;
+  const std::uint64_t end =
+      shared_arrays_.empty() ? 0 : shared_arrays_.back().offset + shared_arrays_.back().bytes;
   const std::uint64_t offset = (end + align - 1) / align * align;
   if (bytes > static_limit_ || offset > static_limit_ - bytes || (align & (align - 1)) != 0 ||
       align > kArenaAlignment) {
-    error_ = block_name() + ": static shared memory does not fit: shared array #" + std::to_string(k) + " of " +
-             std::to_string(bytes) + " bytes (alignment " + std::to_string(alignment) + ") at offset " +
-             std::to_string(offset) + " exceeds the " + std::to_string(static_limit_) +
+    error_ = block_name() + ": static shared memory does not fit: shared array #" + std::to_string(k) +
+             " of " + std::to_string(bytes) + " bytes (alignment " + std::to_string(alignment) +
+             ") at offset " + std::to_string(offset) + " exceeds the " + std::to_string(static_limit_) +
              " bytes a block may declare statically with " + std::to_string(launch_->dynamic_shared_bytes) +
              " bytes of dynamic shared memory";
     abandon(self);
@@ -303,8 +307,8 @@ std::string BlockExecutor::block_name() const {
 }
 
 std::string BlockExecutor::thread_name(const Fiber& fiber) const {
-  return "thread " + triple(fiber.thread.thread_idx) + " (warp " + std::to_string(fiber.linear / 32) + ", lane " +
-         std::to_string(fiber.linear % 32) + ")";
+  return "thread " + triple(fiber.thread.thread_idx) + " (warp " + std::to_string(fiber.linear / 32) +
+         ", lane " + std::to_string(fiber.linear % 32) + ")";
 }
 
 std::string BlockExecutor::describe_lane(const Fiber& waiter, std::uint32_t lane) const {

@@ -67,10 +67,11 @@ std::string compiler_identity(const std::string& path, const std::string& origin
   const ProcessResult result = run_compiler({path, "--version"});
   if (result.spawn_error != 0 || !result.exited || result.exit_status != 0) {
     const std::string why = result.spawn_error != 0 ? std::strerror(result.spawn_error)
-                            : result.exited       ? "exit status " + std::to_string(result.exit_status)
-                                                  : "signal " + std::to_string(result.signal);
-    fail(StatusCode::kNoCompiler, "host C++ compiler " + origin + " does not run: '" + path + " --version' failed (" +
-                                      why + ")" + (result.output.empty() ? "" : ":\n" + result.output));
+                            : result.exited         ? "exit status " + std::to_string(result.exit_status)
+                                                    : "signal " + std::to_string(result.signal);
+    fail(StatusCode::kNoCompiler, "host C++ compiler " + origin + " does not run: '" + path +
+                                      " --version' failed (" + why + ")" +
+                                      (result.output.empty() ? "" : ":\n" + result.output));
   }
   std::lock_guard<std::mutex> lock(mutex);
   identities.emplace(file_key, result.output);
@@ -101,7 +102,8 @@ HostCompiler find_host_compiler() {
 }
 
 std::vector<std::string> host_compile_flags(const HostCompileOptions& options) {
-  std::vector<std::string> flags = {"-std=c++17", "-fPIC", "-shared", "-fno-fast-math", "-fvisibility=hidden", "-w"};
+  std::vector<std::string> flags = {"-std=c++17",          "-fPIC", "-shared", "-fno-fast-math",
+                                    "-fvisibility=hidden", "-w"};
   if (!options.optimization.empty()) flags.push_back(options.optimization);
   for (const std::string& flag : options.extra_flags) {
     if (!flag.empty()) flags.push_back(flag);
@@ -116,18 +118,22 @@ void compile_shared_object(const HostCompiler& compiler, const std::vector<std::
   argv.insert(argv.end(), {"-include", header, source, "-o", output});
   const ProcessResult result = run_compiler(argv);
   if (result.spawn_error != 0) {
-    fail(StatusCode::kNoCompiler, "cannot start the host C++ compiler " + compiler.path + ": " +
-                                      std::strerror(result.spawn_error));
+    fail(StatusCode::kNoCompiler,
+         "cannot start the host C++ compiler " + compiler.path + ": " + std::strerror(result.spawn_error));
   }
   if (result.exited && result.exit_status == 0) return;
   // Without an exit status (SIGCHLD ignored by the application), trust the output file.
   if (!result.exited && result.signal == 0 && access(output.c_str(), R_OK) == 0) return;
   std::string log = result.output;
-  if (log.size() >= kMaxLogBytes) log += "\n[compiler output cut at " + std::to_string(kMaxLogBytes) + " bytes]";
-  if (!result.exited && result.signal != 0) log = "killed by signal " + std::to_string(result.signal) + "\n" + log;
+  if (log.size() >= kMaxLogBytes)
+    log += "\n[compiler output cut at " + std::to_string(kMaxLogBytes) + " bytes]";
+  if (!result.exited && result.signal != 0)
+    log = "killed by signal " + std::to_string(result.signal) + "\n" + log;
   fail(StatusCode::kCompile, command_text(argv) + " failed:\n" + log);
 }
 
-std::uint64_t host_compiler_process_count() { return g_compiler_processes.load(std::memory_order_relaxed); }
+std::uint64_t host_compiler_process_count() {
+  return g_compiler_processes.load(std::memory_order_relaxed);
+}
 
 }  // namespace fstitch::host

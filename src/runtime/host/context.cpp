@@ -95,7 +95,9 @@ void forget_old_frames(char* stack_low, std::size_t stack_bytes) {
 
 }  // namespace
 
-const char* Context::mechanism() { return FSTITCH_HOST_ASM_SWITCH ? "x86-64 assembly" : "ucontext"; }
+const char* Context::mechanism() {
+  return FSTITCH_HOST_ASM_SWITCH ? "x86-64 assembly" : "ucontext";
+}
 
 void Context::start(Context* self) {
 #if FSTITCH_HOST_ASAN
@@ -116,7 +118,8 @@ void Context::prepare(char* stack_low, std::size_t stack_bytes, FiberEntry entry
   // The frame fst_host_switch_stack pops, from the lowest address up: MXCSR and x87 control
   // word, r15, r14, r13 (function), r12 (argument), rbx, rbp, return address. After the
   // return the stack pointer is 16-byte aligned, as a call from fst_host_fiber_start needs.
-  const std::uintptr_t top = (reinterpret_cast<std::uintptr_t>(stack_low) + stack_bytes) & ~std::uintptr_t{15};
+  const std::uintptr_t top =
+      (reinterpret_cast<std::uintptr_t>(stack_low) + stack_bytes) & ~std::uintptr_t{15};
   auto* after_return = reinterpret_cast<std::uint64_t*>(top - 16);
   std::uint32_t mxcsr = 0;
   std::uint16_t x87_control = 0;

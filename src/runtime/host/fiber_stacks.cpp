@@ -17,11 +17,15 @@ std::size_t page_bytes() {
   return page > 0 ? static_cast<std::size_t>(page) : 4096;
 }
 
-std::size_t round_up(std::size_t value, std::size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+std::size_t round_up(std::size_t value, std::size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
 
 }  // namespace
 
-FiberStacks::~FiberStacks() { release(); }
+FiberStacks::~FiberStacks() {
+  release();
+}
 
 void FiberStacks::release() {
   if (base_ != nullptr) munmap(base_, mapped_bytes_);
@@ -36,8 +40,8 @@ void FiberStacks::reserve(std::size_t count, std::size_t stack_bytes) {
   release();
   const std::size_t slot = page + rounded;
   const std::size_t total = slot * count;
-  void* mapping = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+  void* mapping =
+      mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mapping == MAP_FAILED) {
     fail(StatusCode::kOutOfMemory, "host backend: cannot map " + std::to_string(count) + " fiber stacks of " +
                                        std::to_string(rounded) + " bytes: " + std::strerror(errno));
@@ -53,8 +57,8 @@ void FiberStacks::reserve(std::size_t count, std::size_t stack_bytes) {
       const int error = errno;
       release();
       fail(StatusCode::kOutOfMemory,
-           "host backend: cannot protect the guard pages of " + std::to_string(count) +
-               " fiber stacks (" + std::strerror(error) +
+           "host backend: cannot protect the guard pages of " + std::to_string(count) + " fiber stacks (" +
+               std::strerror(error) +
                "); each thread of a resident block needs its own mapping: use smaller blocks, fewer "
                "workers (FSTITCH_HOST_THREADS) or raise vm.max_map_count");
     }

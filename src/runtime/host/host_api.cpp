@@ -8,9 +8,13 @@ namespace {
 
 thread_local fst_host_thread* t_current_thread = nullptr;
 
-Fiber& fiber_of(fst_host_thread* self) { return *static_cast<Fiber*>(self->runtime); }
+Fiber& fiber_of(fst_host_thread* self) {
+  return *static_cast<Fiber*>(self->runtime);
+}
 
-fst_host_thread* api_current() noexcept { return t_current_thread; }
+fst_host_thread* api_current() noexcept {
+  return t_current_thread;
+}
 
 void api_syncthreads(fst_host_thread* self) noexcept {
   Fiber& fiber = fiber_of(self);
@@ -22,13 +26,14 @@ void api_nanosleep(fst_host_thread* self, unsigned int /*nanoseconds*/) noexcept
   fiber.block->sleep(fiber);
 }
 
-unsigned long long api_warp_exchange(fst_host_thread* self, int op, unsigned int mask, unsigned long long value,
-                                     unsigned int source_lane) noexcept {
+unsigned long long api_warp_exchange(fst_host_thread* self, int op, unsigned int mask,
+                                     unsigned long long value, unsigned int source_lane) noexcept {
   Fiber& fiber = fiber_of(self);
   return fiber.block->warp_exchange(fiber, op, mask, value, source_lane);
 }
 
-void* api_shared_alloc(fst_host_thread* self, unsigned long long bytes, unsigned long long alignment) noexcept {
+void* api_shared_alloc(fst_host_thread* self, unsigned long long bytes,
+                       unsigned long long alignment) noexcept {
   Fiber& fiber = fiber_of(self);
   return fiber.block->shared_alloc(fiber, bytes, alignment);
 }
@@ -45,8 +50,12 @@ constexpr fst_host_api kApi = {
 
 }  // namespace
 
-const fst_host_api& host_api() { return kApi; }
+const fst_host_api& host_api() {
+  return kApi;
+}
 
-void set_current_thread(fst_host_thread* thread) { t_current_thread = thread; }
+void set_current_thread(fst_host_thread* thread) {
+  t_current_thread = thread;
+}
 
 }  // namespace fstitch::host

@@ -60,7 +60,8 @@ void* load_object(const fs::path& path, std::string* why) {
   if (bind == nullptr || as_function<BindFunction>(bind)(&host_api()) != FST_HOST_ABI_VERSION) {
     dlclose(handle);
     *why = path.string() + " was not built against this library's emulation header (fst_host_bind " +
-           (bind == nullptr ? "is missing" : "refused ABI version " + std::to_string(FST_HOST_ABI_VERSION)) + ")";
+           (bind == nullptr ? "is missing" : "refused ABI version " + std::to_string(FST_HOST_ABI_VERSION)) +
+           ")";
     return nullptr;
   }
   return handle;
@@ -71,9 +72,12 @@ void* load_object(const fs::path& path, std::string* why) {
 HostModule::HostModule(void* handle, std::string object_path, bool from_cache)
     : handle_(handle), object_path_(std::move(object_path)), from_cache_(from_cache) {}
 
-HostModule::~HostModule() { dlclose(handle_); }
+HostModule::~HostModule() {
+  dlclose(handle_);
+}
 
-std::shared_ptr<HostModule> HostModule::compile(const std::string& source, const HostCompileOptions& options) {
+std::shared_ptr<HostModule> HostModule::compile(const std::string& source,
+                                                const HostCompileOptions& options) {
   const HostCompiler compiler = find_host_compiler();
   const std::vector<std::string> flags = host_compile_flags(options);
   const std::string_view header = emulation_header_text();
@@ -112,7 +116,9 @@ std::shared_ptr<HostModule> HostModule::compile(const std::string& source, const
   return std::shared_ptr<HostModule>(new HostModule(handle, object.string(), false));
 }
 
-void* HostModule::symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
+void* HostModule::symbol(const std::string& name) const {
+  return dlsym(handle_, name.c_str());
+}
 
 bool HostModule::has_kernel(const std::string& kernel) const {
   return is_identifier(kernel) && symbol("fst_host_entry_" + kernel) != nullptr;
@@ -122,16 +128,16 @@ void HostModule::launch(const std::string& kernel, Dim3 grid, Dim3 block, std::s
                         void** params, const HostLaunchOptions& options) const {
   void* entry = is_identifier(kernel) ? symbol("fst_host_entry_" + kernel) : nullptr;
   if (entry == nullptr) {
-    fail(StatusCode::kInvalidArgument, "the host module has no kernel '" + kernel + "' (no symbol fst_host_entry_" +
-                                           kernel + "; each kernel must be followed by FST_HOST_ENTRY(" + kernel +
-                                           "))");
+    fail(StatusCode::kInvalidArgument,
+         "the host module has no kernel '" + kernel + "' (no symbol fst_host_entry_" + kernel +
+             "; each kernel must be followed by FST_HOST_ENTRY(" + kernel + "))");
   }
   if (params == nullptr) {
     void* count = symbol("fst_host_param_count_" + kernel);
     if (count != nullptr && as_function<ParamCountFunction>(count)() > 0) {
-      fail(StatusCode::kInvalidArgument, "launch of kernel '" + kernel + "': params is NULL but the kernel takes " +
-                                             std::to_string(as_function<ParamCountFunction>(count)()) +
-                                             " parameters");
+      fail(StatusCode::kInvalidArgument,
+           "launch of kernel '" + kernel + "': params is NULL but the kernel takes " +
+               std::to_string(as_function<ParamCountFunction>(count)()) + " parameters");
     }
   }
   const KernelLaunch launch = make_kernel_launch(kernel, as_function<KernelEntry>(entry), grid, block,

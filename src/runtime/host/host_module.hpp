@@ -16,7 +16,8 @@ class HostModule {
   // takes it from the disk cache, and loads it. Throws Error(kNoCompiler) when no host
   // compiler can be found or run, Error(kCompile) with the compiler's command and output
   // when compilation fails. Safe to call from several threads at once.
-  static std::shared_ptr<HostModule> compile(const std::string& source, const HostCompileOptions& options = {});
+  static std::shared_ptr<HostModule> compile(const std::string& source,
+                                             const HostCompileOptions& options = {});
 
   ~HostModule();
   HostModule(const HostModule&) = delete;
@@ -28,8 +29,8 @@ class HostModule {
   // configuration, Error(kLaunch) when a block cannot finish (barrier deadlock, invalid warp
   // operation, shared memory overflow, __trap) or a cooperative grid is too large. Safe to
   // call from several threads at once.
-  void launch(const std::string& kernel, Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes, void** params,
-              const HostLaunchOptions& options = {}) const;
+  void launch(const std::string& kernel, Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes,
+              void** params, const HostLaunchOptions& options = {}) const;
 
   bool has_kernel(const std::string& kernel) const;
   // Whether compile() found the object in the disk cache instead of running the compiler.

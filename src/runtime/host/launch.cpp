@@ -51,7 +51,9 @@ fst_host_uint3 block_index(const fst_host_uint3& grid, std::uint64_t linear) {
   return {static_cast<unsigned int>(x), static_cast<unsigned int>(y), static_cast<unsigned int>(z)};
 }
 
-std::uint64_t block_count(const fst_host_uint3& grid) { return std::uint64_t{grid.x} * grid.y * grid.z; }
+std::uint64_t block_count(const fst_host_uint3& grid) {
+  return std::uint64_t{grid.x} * grid.y * grid.z;
+}
 
 // Non-cooperative: claim blocks one at a time and run each to the end.
 void run_claimed_blocks(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state) {
@@ -77,8 +79,8 @@ void run_claimed_blocks(WorkerContext& worker, const KernelLaunch& launch, Launc
 
 // Cooperative: this task keeps blocks task, task + tasks, ... resident and runs them in
 // turns, so a thread spinning with __nanosleep lets the other blocks progress.
-void run_resident_blocks(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state, unsigned int task,
-                         unsigned int tasks) {
+void run_resident_blocks(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state,
+                         unsigned int task, unsigned int tasks) {
   const std::uint64_t blocks = block_count(launch.grid);
   std::vector<BlockExecutor*> resident;
   for (std::uint64_t b = task; b < blocks; b += tasks) {
@@ -116,30 +118,31 @@ void run_task(const KernelLaunch& launch, const HostLaunchOptions& options, Laun
   } catch (const Error& error) {
     state.record(error.code(), error.what());
   } catch (const std::bad_alloc&) {
-    state.record(StatusCode::kOutOfMemory, "host backend: out of memory while running kernel '" +
-                                               launch.kernel_name + "'");
+    state.record(StatusCode::kOutOfMemory,
+                 "host backend: out of memory while running kernel '" + launch.kernel_name + "'");
   }
 }
 
 }  // namespace
 
 KernelLaunch make_kernel_launch(const std::string& kernel_name, KernelEntry entry, Dim3 grid, Dim3 block,
-                                std::size_t dynamic_shared_bytes, void** params, const HostLaunchOptions& options) {
+                                std::size_t dynamic_shared_bytes, void** params,
+                                const HostLaunchOptions& options) {
   const std::string what = "launch of kernel '" + kernel_name + "': ";
   if (block.x == 0 || block.y == 0 || block.z == 0 || block.x > kMaxBlockDimXY || block.y > kMaxBlockDimXY ||
-      block.z > kMaxBlockDimZ ||
-      std::uint64_t{block.x} * block.y * block.z > kMaxThreadsPerBlock) {
+      block.z > kMaxBlockDimZ || std::uint64_t{block.x} * block.y * block.z > kMaxThreadsPerBlock) {
     fail(StatusCode::kInvalidArgument,
-         what + "block " + dims_text(block) + " is not a valid block size: each dimension must be at least 1, x and y at most " +
-             std::to_string(kMaxBlockDimXY) + ", z at most " + std::to_string(kMaxBlockDimZ) + ", and at most " +
-             std::to_string(kMaxThreadsPerBlock) + " threads in all");
+         what + "block " + dims_text(block) +
+             " is not a valid block size: each dimension must be at least 1, x and y at most " +
+             std::to_string(kMaxBlockDimXY) + ", z at most " + std::to_string(kMaxBlockDimZ) +
+             ", and at most " + std::to_string(kMaxThreadsPerBlock) + " threads in all");
   }
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > kMaxGridDimX || grid.y > kMaxGridDimYZ ||
       grid.z > kMaxGridDimYZ) {
-    fail(StatusCode::kInvalidArgument, what + "grid " + dims_text(grid) +
-                                           " is not a valid grid size: each dimension must be at least 1, x at most " +
-                                           std::to_string(kMaxGridDimX) + ", y and z at most " +
-                                           std::to_string(kMaxGridDimYZ));
+    fail(StatusCode::kInvalidArgument,
+         what + "grid " + dims_text(grid) +
+             " is not a valid grid size: each dimension must be at least 1, x at most " +
+             std::to_string(kMaxGridDimX) + ", y and z at most " + std::to_string(kMaxGridDimYZ));
   }
   if (dynamic_shared_bytes > kMaxSharedBytesPerBlock) {
     fail(StatusCode::kInvalidArgument, what + std::to_string(dynamic_shared_bytes) +
@@ -163,8 +166,8 @@ KernelLaunch make_kernel_launch(const std::string& kernel_name, KernelEntry entr
   launch.stack_bytes = options.stack_bytes;
   const std::uint64_t threads = block_count(launch.grid) * launch.threads_per_block;
   if (options.cooperative && threads > kMaxCooperativeThreads) {
-    fail(StatusCode::kLaunch, what + "a cooperative grid of " + dims_text(grid) + " blocks of " + dims_text(block) +
-                                  " threads (" + std::to_string(threads) +
+    fail(StatusCode::kLaunch, what + "a cooperative grid of " + dims_text(grid) + " blocks of " +
+                                  dims_text(block) + " threads (" + std::to_string(threads) +
                                   " threads) is too large to keep resident on the host; the limit is " +
                                   std::to_string(kMaxCooperativeThreads) + " threads");
   }

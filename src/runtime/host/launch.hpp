@@ -13,7 +13,8 @@ namespace fstitch::host {
 // description. Throws Error(kInvalidArgument), or Error(kLaunch) for a cooperative grid too
 // large to keep resident.
 KernelLaunch make_kernel_launch(const std::string& kernel_name, KernelEntry entry, Dim3 grid, Dim3 block,
-                                std::size_t dynamic_shared_bytes, void** params, const HostLaunchOptions& options);
+                                std::size_t dynamic_shared_bytes, void** params,
+                                const HostLaunchOptions& options);
 
 // Runs every block and returns when all finished. Throws Error(kLaunch) naming the block
 // and thread when a block cannot finish (a barrier that can never complete, an invalid

@@ -140,8 +140,8 @@ void HostObjectCache::discard(const std::string& key) const {
 TemporaryFolder::TemporaryFolder(const fs::path& parent) {
   std::string pattern = (parent / "fstitch-host-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) {
-    fail(StatusCode::kInternal,
-         "host backend: cannot create a temporary folder in " + parent.string() + ": " + std::strerror(errno));
+    fail(StatusCode::kInternal, "host backend: cannot create a temporary folder in " + parent.string() +
+                                    ": " + std::strerror(errno));
   }
   path_ = pattern;
 }

@@ -11,8 +11,8 @@ struct ProcessResult {
   int spawn_error = 0;  // errno when the program could not be started, else 0
   bool exited = false;  // it ended through exit(); exit_status is then valid
   int exit_status = -1;
-  int signal = 0;       // the signal that ended it, when it did not exit
-  std::string output;   // stdout and stderr interleaved, cut at max_output bytes
+  int signal = 0;      // the signal that ended it, when it did not exit
+  std::string output;  // stdout and stderr interleaved, cut at max_output bytes
 };
 
 // Runs argv[0] (a path) with the arguments argv, the environment of this process and

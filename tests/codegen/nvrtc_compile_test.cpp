@@ -1,0 +1,88 @@
+// Every kernel the code generator emits for the canonical graphs compiles with NVRTC for
+// sm_80 and sm_90, and the stitched kernels neither spill nor use local memory.
+#include <gtest/gtest.h>
+
+#include "codegen/emit.hpp"
+#include "codegen/prelude.hpp"
+#include "common/canonical_graphs.hpp"
+#include "jit/kernel_cache.hpp"
+#include "plan/plan.hpp"
+
+namespace fstitch {
+namespace {
+
+jit::KernelCache& cache() {
+  static jit::KernelCache c(jit::KernelCacheOptions{});  // memory only
+  return c;
+}
+
+FusionPlan plan(const Graph& g, FusionPolicy policy, int sm) {
+  FusionOptions o;
+  o.policy = policy;
+  o.target_sm = sm;
+  return plan_fusion(g, o);
+}
+
+TEST(NvrtcCompile, StitchedCanonicalKernelsCompileWithoutSpills) {
+  struct Shape {
+    int64_t rows, cols;
+  };
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  for (const auto& c : testing::canonical_graphs()) {
+    for (Shape s : {Shape{64, 256}, Shape{8, 4096}}) {
+      for (DType t : {DType::kF32, DType::kBF16}) {
+        Graph g = c.build(s.rows, s.cols, t);
+        for (int sm : {80, 90}) {
+          FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+          ASSERT_EQ(p.kernels.size(), 1u) << c.name;
+          jit::CompileRequest r;
+          r.source = std::string(kernel_prelude()) + emit_kernel(g, p.kernels[0]);
+          r.name = c.name + ".cu";
+          r.arch = sm;
+          requests.push_back(r);
+          labels.push_back(c.name + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " +
+                           dtype_name(t) + " sm_" + std::to_string(sm));
+        }
+      }
+    }
+  }
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    EXPECT_NE(modules[i]->ptx.find(".entry fst_k0"), std::string::npos);
+    ASSERT_FALSE(modules[i]->resources.empty()) << modules[i]->log;
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.spill_load_bytes, 0) << f.name;
+      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+      EXPECT_LE(f.registers, 128) << f.name;
+    }
+  }
+}
+
+TEST(NvrtcCompile, EveryPolicyAndDtypeCompiles) {
+  std::vector<jit::CompileRequest> requests;
+  for (const auto& c : testing::canonical_graphs()) {
+    for (DType t : {DType::kF16, DType::kF64}) {
+      Graph g = c.build(33, 257, t);
+      for (FusionPolicy policy : {FusionPolicy::kLoop, FusionPolicy::kNone}) {
+        for (int sm : {80, 90}) {
+          FusionPlan p = plan(g, policy, sm);
+          jit::CompileRequest r;
+          r.source = emit_module(g, p);  // all kernels of the plan in one program
+          r.name = c.name + "_" + fusion_policy_name(policy) + ".cu";
+          r.arch = sm;
+          requests.push_back(r);
+        }
+      }
+    }
+  }
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  EXPECT_EQ(modules.size(), requests.size());
+}
+
+}  // namespace
+}  // namespace fstitch
