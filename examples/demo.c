@@ -13,14 +13,14 @@
 #define COLS 256
 
 /* Reports a failed call with fstitch's message and leaves main. */
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    fst_status status_ = (call);                                                                 \
-    if (status_ != FST_OK) {                                                                     \
-      fprintf(stderr, "demo: %s failed: %s: %s\n", #call, fst_status_string(status_),            \
-              fst_last_error_message());                                                         \
-      goto done;                                                                                 \
-    }                                                                                            \
+#define CHECK(call)                                                                   \
+  do {                                                                                \
+    fst_status status_ = (call);                                                      \
+    if (status_ != FST_OK) {                                                          \
+      fprintf(stderr, "demo: %s failed: %s: %s\n", #call, fst_status_string(status_), \
+              fst_last_error_message());                                              \
+      goto done;                                                                      \
+    }                                                                                 \
   } while (0)
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -74,8 +74,9 @@ int main(void) {
   mean = fst_reduce(g, FST_REDUCE_MEAN, vx, 1, last_axis, 1);
   centered = fst_binary(g, FST_BINARY_SUB, vx, mean);
   var = fst_reduce(g, FST_REDUCE_MEAN, fst_binary(g, FST_BINARY_MUL, centered, centered), 1, last_axis, 1);
-  normed = fst_binary(g, FST_BINARY_MUL, centered,
-                      fst_unary(g, FST_UNARY_RSQRT, fst_binary(g, FST_BINARY_ADD, var, fst_constant_f64(g, FST_F32, eps))));
+  normed = fst_binary(
+      g, FST_BINARY_MUL, centered,
+      fst_unary(g, FST_UNARY_RSQRT, fst_binary(g, FST_BINARY_ADD, var, fst_constant_f64(g, FST_F32, eps))));
   affine = fst_binary(g, FST_BINARY_ADD, fst_binary(g, FST_BINARY_MUL, normed, vgamma), vbeta);
   out = fst_unary(g, FST_UNARY_GELU, affine);
   /* Builders record the first error on the graph; one check covers them all. */

@@ -71,19 +71,19 @@ FST_API const char* fst_version_string(void);
 
 /** Result of every fallible call. */
 typedef enum fst_status {
-  FST_OK = 0,                      /**< Success. */
-  FST_ERROR_INVALID_ARGUMENT = 1,  /**< A NULL handle or pointer, an unknown enum value, a bad name... */
-  FST_ERROR_SHAPE = 2,             /**< Shapes do not fit: ranks, dims, axes, broadcasting, element counts. */
-  FST_ERROR_DTYPE = 3,             /**< An operand's dtype is not accepted by the operation. */
-  FST_ERROR_UNSUPPORTED = 4,       /**< Valid request that this version does not support. */
-  FST_ERROR_OUT_OF_MEMORY = 5,     /**< A host or device allocation failed. */
-  FST_ERROR_NO_DEVICE = 6,         /**< The driver works but there is no usable GPU. */
-  FST_ERROR_NO_DRIVER = 7,         /**< The CUDA driver library could not be loaded or initialized. */
-  FST_ERROR_NO_COMPILER = 8,       /**< No NVRTC or host compiler could be found. */
-  FST_ERROR_COMPILE = 9,           /**< A generated kernel failed to compile; the message has the log. */
-  FST_ERROR_LAUNCH = 10,           /**< A kernel launch or a driver call failed. */
-  FST_ERROR_PARSE = 11,            /**< Graph text is malformed; the message has line and column. */
-  FST_ERROR_INTERNAL = 12          /**< A bug in fstitch; please report it with the message. */
+  FST_OK = 0,                     /**< Success. */
+  FST_ERROR_INVALID_ARGUMENT = 1, /**< A NULL handle or pointer, an unknown enum value, a bad name... */
+  FST_ERROR_SHAPE = 2,            /**< Shapes do not fit: ranks, dims, axes, broadcasting, element counts. */
+  FST_ERROR_DTYPE = 3,            /**< An operand's dtype is not accepted by the operation. */
+  FST_ERROR_UNSUPPORTED = 4,      /**< Valid request that this version does not support. */
+  FST_ERROR_OUT_OF_MEMORY = 5,    /**< A host or device allocation failed. */
+  FST_ERROR_NO_DEVICE = 6,        /**< The driver works but there is no usable GPU. */
+  FST_ERROR_NO_DRIVER = 7,        /**< The CUDA driver library could not be loaded or initialized. */
+  FST_ERROR_NO_COMPILER = 8,      /**< No NVRTC or host compiler could be found. */
+  FST_ERROR_COMPILE = 9,          /**< A generated kernel failed to compile; the message has the log. */
+  FST_ERROR_LAUNCH = 10,          /**< A kernel launch or a driver call failed. */
+  FST_ERROR_PARSE = 11,           /**< Graph text is malformed; the message has line and column. */
+  FST_ERROR_INTERNAL = 12         /**< A bug in fstitch; please report it with the message. */
 } fst_status;
 
 /**
@@ -312,7 +312,8 @@ FST_API fst_status fst_graph_verify(const fst_graph* graph);
  * Errors: invalid argument (NULL/empty/duplicate name, unknown dtype), shape (rank too
  * large, dims < 1, element count overflowing int64).
  */
-FST_API fst_value fst_input(fst_graph* graph, const char* name, fst_dtype dtype, size_t rank, const int64_t* dims);
+FST_API fst_value fst_input(fst_graph* graph, const char* name, fst_dtype dtype, size_t rank,
+                            const int64_t* dims);
 
 /**
  * @brief A scalar (rank 0) constant given as a double, converted to @p dtype as by fst_cast().
@@ -328,26 +329,26 @@ FST_API fst_value fst_constant_i64(fst_graph* graph, fst_dtype dtype, int64_t va
 
 /** Unary elementwise operations. */
 typedef enum fst_unary_op {
-  FST_UNARY_NEG = 1,        /**< -x (wraps for integers). Not bool. */
-  FST_UNARY_ABS = 2,        /**< |x| (wraps for the most negative integer). Not bool. */
-  FST_UNARY_EXP = 3,        /**< e^x. Floating point only. */
-  FST_UNARY_LOG = 4,        /**< Natural logarithm. Floating point only. */
-  FST_UNARY_SQRT = 5,       /**< Square root. Floating point only. */
-  FST_UNARY_RSQRT = 6,      /**< 1 / sqrt(x). Floating point only. */
-  FST_UNARY_RECIPROCAL = 7, /**< 1 / x. Floating point only. */
-  FST_UNARY_TANH = 8,       /**< Hyperbolic tangent. Floating point only. */
-  FST_UNARY_SIGMOID = 9,    /**< 1 / (1 + e^-x). Floating point only. */
-  FST_UNARY_RELU = 10,      /**< max(x, 0); NaN stays NaN. Not bool. */
-  FST_UNARY_GELU = 11,      /**< x * 0.5 * (1 + erf(x / sqrt 2)). Floating point only. */
-  FST_UNARY_GELU_TANH = 12, /**< x * 0.5 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating point only. */
-  FST_UNARY_SILU = 13,      /**< x * sigmoid(x). Floating point only. */
-  FST_UNARY_ERF = 14,       /**< Error function. Floating point only. */
-  FST_UNARY_SIN = 15,       /**< Sine. Floating point only. */
-  FST_UNARY_COS = 16,       /**< Cosine. Floating point only. */
-  FST_UNARY_FLOOR = 17,     /**< Round toward -inf. Floating point only. */
-  FST_UNARY_CEIL = 18,      /**< Round toward +inf. Floating point only. */
-  FST_UNARY_ROUND = 19,     /**< Round half to even. Floating point only. */
-  FST_UNARY_SIGN = 20,      /**< -1, 0 or 1 (NaN stays NaN). Not bool. */
+  FST_UNARY_NEG = 1,         /**< -x (wraps for integers). Not bool. */
+  FST_UNARY_ABS = 2,         /**< |x| (wraps for the most negative integer). Not bool. */
+  FST_UNARY_EXP = 3,         /**< e^x. Floating point only. */
+  FST_UNARY_LOG = 4,         /**< Natural logarithm. Floating point only. */
+  FST_UNARY_SQRT = 5,        /**< Square root. Floating point only. */
+  FST_UNARY_RSQRT = 6,       /**< 1 / sqrt(x). Floating point only. */
+  FST_UNARY_RECIPROCAL = 7,  /**< 1 / x. Floating point only. */
+  FST_UNARY_TANH = 8,        /**< Hyperbolic tangent. Floating point only. */
+  FST_UNARY_SIGMOID = 9,     /**< 1 / (1 + e^-x). Floating point only. */
+  FST_UNARY_RELU = 10,       /**< max(x, 0); NaN stays NaN. Not bool. */
+  FST_UNARY_GELU = 11,       /**< x * 0.5 * (1 + erf(x / sqrt 2)). Floating point only. */
+  FST_UNARY_GELU_TANH = 12,  /**< x * 0.5 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Floating point only. */
+  FST_UNARY_SILU = 13,       /**< x * sigmoid(x). Floating point only. */
+  FST_UNARY_ERF = 14,        /**< Error function. Floating point only. */
+  FST_UNARY_SIN = 15,        /**< Sine. Floating point only. */
+  FST_UNARY_COS = 16,        /**< Cosine. Floating point only. */
+  FST_UNARY_FLOOR = 17,      /**< Round toward -inf. Floating point only. */
+  FST_UNARY_CEIL = 18,       /**< Round toward +inf. Floating point only. */
+  FST_UNARY_ROUND = 19,      /**< Round half to even. Floating point only. */
+  FST_UNARY_SIGN = 20,       /**< -1, 0 or 1 (NaN stays NaN). Not bool. */
   FST_UNARY_LOGICAL_NOT = 21 /**< x == 0, as bool. Any dtype. */
 } fst_unary_op;
 
@@ -360,21 +361,21 @@ FST_API fst_value fst_unary(fst_graph* graph, fst_unary_op op, fst_value x);
 
 /** Binary elementwise operations. Operands must have the same dtype (use fst_cast()). */
 typedef enum fst_binary_op {
-  FST_BINARY_ADD = 1,         /**< a + b (wraps for integers). Not bool. */
-  FST_BINARY_SUB = 2,         /**< a - b (wraps for integers). Not bool. */
-  FST_BINARY_MUL = 3,         /**< a * b (wraps for integers). Not bool. */
-  FST_BINARY_DIV = 4,         /**< a / b; integers truncate toward zero and x / 0 is 0. Not bool. */
-  FST_BINARY_POW = 5,         /**< a ^ b. Floating point only. */
-  FST_BINARY_MAX = 6,         /**< Larger of a and b; NaN if either is NaN. */
-  FST_BINARY_MIN = 7,         /**< Smaller of a and b; NaN if either is NaN. */
-  FST_BINARY_EQ = 8,          /**< a == b, as bool. */
-  FST_BINARY_NE = 9,          /**< a != b, as bool. */
-  FST_BINARY_LT = 10,         /**< a < b, as bool. */
-  FST_BINARY_LE = 11,         /**< a <= b, as bool. */
-  FST_BINARY_GT = 12,         /**< a > b, as bool. */
-  FST_BINARY_GE = 13,         /**< a >= b, as bool. */
+  FST_BINARY_ADD = 1,          /**< a + b (wraps for integers). Not bool. */
+  FST_BINARY_SUB = 2,          /**< a - b (wraps for integers). Not bool. */
+  FST_BINARY_MUL = 3,          /**< a * b (wraps for integers). Not bool. */
+  FST_BINARY_DIV = 4,          /**< a / b; integers truncate toward zero and x / 0 is 0. Not bool. */
+  FST_BINARY_POW = 5,          /**< a ^ b. Floating point only. */
+  FST_BINARY_MAX = 6,          /**< Larger of a and b; NaN if either is NaN. */
+  FST_BINARY_MIN = 7,          /**< Smaller of a and b; NaN if either is NaN. */
+  FST_BINARY_EQ = 8,           /**< a == b, as bool. */
+  FST_BINARY_NE = 9,           /**< a != b, as bool. */
+  FST_BINARY_LT = 10,          /**< a < b, as bool. */
+  FST_BINARY_LE = 11,          /**< a <= b, as bool. */
+  FST_BINARY_GT = 12,          /**< a > b, as bool. */
+  FST_BINARY_GE = 13,          /**< a >= b, as bool. */
   FST_BINARY_LOGICAL_AND = 14, /**< a != 0 && b != 0, as bool. */
-  FST_BINARY_LOGICAL_OR = 15  /**< a != 0 || b != 0, as bool. */
+  FST_BINARY_LOGICAL_OR = 15   /**< a != 0 || b != 0, as bool. */
 } fst_binary_op;
 
 /**
@@ -421,8 +422,8 @@ typedef enum fst_reduce_op {
  * Errors: invalid argument (unknown op, NULL axes), shape (no axes, out of range, repeated,
  * rank 0 input), dtype (see each op).
  */
-FST_API fst_value fst_reduce(fst_graph* graph, fst_reduce_op op, fst_value x, size_t naxes, const int64_t* axes,
-                             int keepdims);
+FST_API fst_value fst_reduce(fst_graph* graph, fst_reduce_op op, fst_value x, size_t naxes,
+                             const int64_t* axes, int keepdims);
 
 /**
  * @brief Reinterpret the row-major elements with new dims. One dim may be -1 (inferred).
@@ -477,7 +478,8 @@ FST_API fst_status fst_value_rank(const fst_graph* graph, fst_value value, size_
  * @brief Dims of @p value, written to @p out_dims which holds @p capacity elements.
  * Errors: invalid argument (NULL, invalid or foreign value, @p capacity below the rank).
  */
-FST_API fst_status fst_value_dims(const fst_graph* graph, fst_value value, size_t capacity, int64_t* out_dims);
+FST_API fst_status fst_value_dims(const fst_graph* graph, fst_value value, size_t capacity,
+                                  int64_t* out_dims);
 
 /** @brief Number of graph inputs. Errors: invalid argument (NULL). */
 FST_API fst_status fst_graph_input_count(const fst_graph* graph, size_t* out_count);
@@ -525,7 +527,8 @@ FST_API fst_status fst_graph_print(const fst_graph* graph, char** out_text);
  * Errors: invalid argument (NULL), parse (syntax, with line:column), shape/dtype (an
  * operation that does not type-check, also with line:column).
  */
-FST_API fst_status fst_graph_parse(fst_context* context, const char* text, size_t length, fst_graph** out_graph);
+FST_API fst_status fst_graph_parse(fst_context* context, const char* text, size_t length,
+                                   fst_graph** out_graph);
 
 /** @brief Free a string returned by fstitch. Accepts NULL. */
 FST_API void fst_string_free(char* text);
@@ -545,8 +548,8 @@ FST_API void fst_string_free(char* text);
  * graph's builder error or verification failure, unsupported (opaque operations),
  * out of memory. Thread-safe for concurrent calls on one graph.
  */
-FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const void* const* inputs, size_t ninputs,
-                                                void* const* outputs, size_t noutputs);
+FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const void* const* inputs,
+                                                size_t ninputs, void* const* outputs, size_t noutputs);
 /** @} */
 
 /* ------------------------------------------------------------------------ */
@@ -558,8 +561,9 @@ FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const vo
 /** How aggressively to fuse. */
 typedef enum fst_fusion_policy {
   FST_POLICY_STITCH = 0, /**< FusionStitching: reductions and their consumers share kernels (default). */
-  FST_POLICY_LOOP = 1,   /**< XLA-style loop/input fusion: elementwise into consumers; each reduction ends a kernel. */
-  FST_POLICY_NONE = 2    /**< One kernel per operation (constants are inlined into their users). */
+  FST_POLICY_LOOP =
+      1, /**< XLA-style loop/input fusion: elementwise into consumers; each reduction ends a kernel. */
+  FST_POLICY_NONE = 2 /**< One kernel per operation (constants are inlined into their users). */
 } fst_fusion_policy;
 
 /** Options for fst_fuse(). Not thread-safe: configure from one thread. */
@@ -689,8 +693,8 @@ FST_API fst_status fst_kernel_ptx(const fst_kernel* kernel, const char** out_ptx
 FST_API fst_status fst_kernel_cubin(const fst_kernel* kernel, const void** out_data, size_t* out_size);
 
 /** @brief Grid and block dimensions (x, y, z) and dynamic shared memory bytes. */
-FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t out_grid[3], uint32_t out_block[3],
-                                            size_t* out_dynamic_shared_bytes);
+FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t out_grid[3],
+                                            uint32_t out_block[3], size_t* out_dynamic_shared_bytes);
 
 /** @brief Number of pointer parameters. */
 FST_API fst_status fst_kernel_param_count(const fst_kernel* kernel, size_t* out_count);

@@ -28,16 +28,19 @@ FST_API fst_status fst_context_options_create(fst_context_options** out_options)
   });
 }
 
-FST_API void fst_context_options_destroy(fst_context_options* options) { delete options; }
+FST_API void fst_context_options_destroy(fst_context_options* options) {
+  delete options;
+}
 
 FST_API fst_status fst_context_options_set_backend(fst_context_options* options, fst_backend backend) {
   return guarded(__func__, [&] {
     require_not_null(options, "options");
-    if (backend != FST_BACKEND_AUTO && backend != FST_BACKEND_CUDA && backend != FST_BACKEND_HOST) {
-      fail(StatusCode::kInvalidArgument, "backend " + std::to_string(static_cast<int>(backend)) +
-                                             " is not an fst_backend (0 auto, 1 cuda, 2 host)");
+    const int code = fstitch::api::enum_code(backend);
+    if (code < FST_BACKEND_AUTO || code > FST_BACKEND_HOST) {
+      fail(StatusCode::kInvalidArgument,
+           "backend " + std::to_string(code) + " is not an fst_backend (0 auto, 1 cuda, 2 host)");
     }
-    options->config.backend = static_cast<fstitch::Backend>(backend);
+    options->config.backend = static_cast<fstitch::Backend>(code);
   });
 }
 
@@ -54,16 +57,17 @@ FST_API fst_status fst_context_options_set_device(fst_context_options* options, 
 FST_API fst_status fst_context_options_set_log_level(fst_context_options* options, fst_log_level level) {
   return guarded(__func__, [&] {
     require_not_null(options, "options");
-    if (level < FST_LOG_OFF || level > FST_LOG_TRACE) {
+    const int code = fstitch::api::enum_code(level);
+    if (code < FST_LOG_OFF || code > FST_LOG_TRACE) {
       fail(StatusCode::kInvalidArgument,
-           "log level " + std::to_string(static_cast<int>(level)) + " is not an fst_log_level (0 off .. 5 trace)");
+           "log level " + std::to_string(code) + " is not an fst_log_level (0 off .. 5 trace)");
     }
-    options->config.log_level = static_cast<fstitch::LogLevel>(level);
+    options->config.log_level = static_cast<fstitch::LogLevel>(code);
   });
 }
 
-FST_API fst_status fst_context_options_set_log_callback(fst_context_options* options, fst_log_callback callback,
-                                                        void* user_data) {
+FST_API fst_status fst_context_options_set_log_callback(fst_context_options* options,
+                                                        fst_log_callback callback, void* user_data) {
   return guarded(__func__, [&] {
     require_not_null(options, "options");
     options->config.log_sink = make_sink(callback, user_data);
@@ -77,7 +81,8 @@ FST_API fst_status fst_context_options_set_cache_dir(fst_context_options* option
       options->config.cache_dir = fstitch::default_context_config().cache_dir;
       return;
     }
-    if (*path == '\0') fail(StatusCode::kInvalidArgument, "path is empty (use \"off\" to disable the disk cache)");
+    if (*path == '\0')
+      fail(StatusCode::kInvalidArgument, "path is empty (use \"off\" to disable the disk cache)");
     options->config.cache_dir = path;
   });
 }
@@ -90,14 +95,17 @@ FST_API fst_status fst_context_create(const fst_context_options* options, fst_co
     context->impl = std::make_shared<fstitch::Context>(std::move(config));
     const fstitch::ContextConfig& c = context->impl->config;
     static const char* const kBackendNames[] = {"auto", "cuda", "host"};
-    context->impl->logger.log(fstitch::LogLevel::kInfo,
-                              std::string("context created: backend ") + kBackendNames[static_cast<int>(c.backend)] +
-                                  ", device " + std::to_string(c.device) + ", cache " + c.cache_dir);
+    context->impl->logger.log(fstitch::LogLevel::kInfo, std::string("context created: backend ") +
+                                                            kBackendNames[static_cast<int>(c.backend)] +
+                                                            ", device " + std::to_string(c.device) +
+                                                            ", cache " + c.cache_dir);
     *out_context = context.release();
   });
 }
 
-FST_API void fst_context_destroy(fst_context* context) { delete context; }
+FST_API void fst_context_destroy(fst_context* context) {
+  delete context;
+}
 
 FST_API fst_status fst_context_backend(const fst_context* context, fst_backend* out_backend) {
   return guarded(__func__, [&] {
@@ -127,11 +135,12 @@ FST_API fst_status fst_context_log(const fst_context* context, fst_log_level lev
   return guarded(__func__, [&] {
     require_not_null(context, "context");
     require_not_null(message, "message");
-    if (level < FST_LOG_ERROR || level > FST_LOG_TRACE) {
-      fail(StatusCode::kInvalidArgument, "log level " + std::to_string(static_cast<int>(level)) +
-                                             " is not a message level (1 error .. 5 trace)");
+    const int code = fstitch::api::enum_code(level);
+    if (code < FST_LOG_ERROR || code > FST_LOG_TRACE) {
+      fail(StatusCode::kInvalidArgument,
+           "log level " + std::to_string(code) + " is not a message level (1 error .. 5 trace)");
     }
-    context->impl->logger.log(static_cast<fstitch::LogLevel>(level), message);
+    context->impl->logger.log(static_cast<fstitch::LogLevel>(code), message);
   });
 }
 

@@ -26,14 +26,18 @@ char* copy_string(const std::string& text) {
   return copy;
 }
 
-const fstitch::PlannedKernel& planned(const fst_kernel* kernel) { return kernel->fusion->plan.kernels[kernel->index]; }
+const fstitch::PlannedKernel& planned(const fst_kernel* kernel) {
+  return kernel->fusion->plan.kernels[kernel->index];
+}
 
 // FSTITCH_DUMP=plan,cuda,ptx writes those forms of every fusion to stderr.
 void dump_requested(const fst_fusion& fusion) {
   auto dump = fstitch::env_string("FSTITCH_DUMP");
   if (!dump) return;
   std::string list = "," + *dump + ",";
-  auto wants = [&](const char* what) { return list.find(std::string(",") + what + ",") != std::string::npos; };
+  auto wants = [&](const char* what) {
+    return list.find(std::string(",") + what + ",") != std::string::npos;
+  };
   if (wants("plan")) std::fprintf(stderr, "%s", fstitch::dump_plan(fusion.graph, fusion.plan).c_str());
   if (wants("cuda")) std::fprintf(stderr, "%s", fusion.source.c_str());
   if (wants("ptx")) {
@@ -48,20 +52,27 @@ void dump_requested(const fst_fusion& fusion) {
 }
 
 // The host backend runs one kernel launch after another on the calling thread.
-void run_on_host(const fst_fusion& fusion, const void* const* inputs, void* const* outputs, unsigned char* workspace) {
+void run_on_host(const fst_fusion& fusion, const void* const* inputs, void* const* outputs,
+                 unsigned char* workspace) {
   std::shared_ptr<fstitch::host::HostModule> module = fusion.host_module();
   fstitch::host::HostLaunchOptions options;
   options.order = fusion.context->config.host_reverse_thread_order ? fstitch::host::ThreadOrder::kReverse
-                                                                     : fstitch::host::ThreadOrder::kForward;
+                                                                   : fstitch::host::ThreadOrder::kForward;
   for (const fstitch::PlannedKernel& k : fusion.plan.kernels) {
     std::vector<void*> pointers(k.params.size());
     std::vector<void*> args(k.params.size());
     for (size_t i = 0; i < k.params.size(); ++i) {
       const fstitch::KernelParam& p = k.params[i];
       switch (p.kind) {
-        case fstitch::ParamKind::kInput: pointers[i] = const_cast<void*>(inputs[p.index]); break;
-        case fstitch::ParamKind::kOutput: pointers[i] = outputs[p.index]; break;
-        case fstitch::ParamKind::kWorkspace: pointers[i] = workspace + p.index; break;
+        case fstitch::ParamKind::kInput:
+          pointers[i] = const_cast<void*>(inputs[p.index]);
+          break;
+        case fstitch::ParamKind::kOutput:
+          pointers[i] = outputs[p.index];
+          break;
+        case fstitch::ParamKind::kWorkspace:
+          pointers[i] = workspace + p.index;
+          break;
       }
       args[i] = &pointers[i];
     }
@@ -110,17 +121,25 @@ FST_API fst_status fst_fuse_options_create(fst_fuse_options** out_options) {
   });
 }
 
-FST_API void fst_fuse_options_destroy(fst_fuse_options* options) { delete options; }
+FST_API void fst_fuse_options_destroy(fst_fuse_options* options) {
+  delete options;
+}
 
 FST_API fst_status fst_fuse_options_set_policy(fst_fuse_options* options, fst_fusion_policy policy) {
   return guarded(__func__, [&] {
     require_not_null(options, "options");
-    switch (policy) {
-      case FST_POLICY_STITCH: options->options.policy = fstitch::FusionPolicy::kStitch; break;
-      case FST_POLICY_LOOP: options->options.policy = fstitch::FusionPolicy::kLoop; break;
-      case FST_POLICY_NONE: options->options.policy = fstitch::FusionPolicy::kNone; break;
+    switch (fstitch::api::enum_code(policy)) {
+      case FST_POLICY_STITCH:
+        options->options.policy = fstitch::FusionPolicy::kStitch;
+        break;
+      case FST_POLICY_LOOP:
+        options->options.policy = fstitch::FusionPolicy::kLoop;
+        break;
+      case FST_POLICY_NONE:
+        options->options.policy = fstitch::FusionPolicy::kNone;
+        break;
       default:
-        fail(StatusCode::kInvalidArgument, "policy " + std::to_string(static_cast<int>(policy)) +
+        fail(StatusCode::kInvalidArgument, "policy " + std::to_string(fstitch::api::enum_code(policy)) +
                                                " is not an fst_fusion_policy (0 stitch, 1 loop, 2 none)");
     }
   });
@@ -153,13 +172,15 @@ FST_API fst_status fst_fuse_options_set_register_cap(fst_fuse_options* options, 
   return guarded(__func__, [&] {
     require_not_null(options, "options");
     if (registers < 32 || registers > 255) {
-      fail(StatusCode::kInvalidArgument, "register cap " + std::to_string(registers) + " is outside 32 .. 255");
+      fail(StatusCode::kInvalidArgument,
+           "register cap " + std::to_string(registers) + " is outside 32 .. 255");
     }
     options->options.register_cap = registers;
   });
 }
 
-FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* options, fst_fusion** out_fusion) {
+FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* options,
+                            fst_fusion** out_fusion) {
   return guarded(__func__, [&] {
     require_not_null(graph, "graph");
     require_not_null(out_fusion, "out_fusion");
@@ -177,17 +198,20 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
     }
     for (size_t i = 0; i < fusion->plan.kernels.size(); ++i) fusion->kernels.push_back({fusion.get(), i});
     std::ostringstream info;
-    info << "fused " << fusion->graph.size() << " values into " << fusion->plan.kernels.size() << " kernel(s) (policy "
-         << fstitch::fusion_policy_name(fusion->plan.options.policy) << ", sm_" << fusion->plan.options.target_sm
-         << "): " << fusion->plan.planned_bytes << " global bytes planned, lower bound "
-         << fusion->plan.lower_bound_bytes << ", planned in " << fusion->plan.planning_seconds * 1e3 << " ms";
+    info << "fused " << fusion->graph.size() << " values into " << fusion->plan.kernels.size()
+         << " kernel(s) (policy " << fstitch::fusion_policy_name(fusion->plan.options.policy) << ", sm_"
+         << fusion->plan.options.target_sm << "): " << fusion->plan.planned_bytes
+         << " global bytes planned, lower bound " << fusion->plan.lower_bound_bytes << ", planned in "
+         << fusion->plan.planning_seconds * 1e3 << " ms";
     fusion->context->logger.log(fstitch::LogLevel::kInfo, info.str());
     dump_requested(*fusion);
     *out_fusion = fusion.release();
   });
 }
 
-FST_API void fst_fusion_destroy(fst_fusion* fusion) { delete fusion; }
+FST_API void fst_fusion_destroy(fst_fusion* fusion) {
+  delete fusion;
+}
 
 FST_API fst_status fst_fusion_kernel_count(const fst_fusion* fusion, size_t* out_count) {
   return guarded(__func__, [&] {
@@ -202,7 +226,8 @@ FST_API fst_status fst_fusion_kernel(const fst_fusion* fusion, size_t index, con
     require_not_null(fusion, "fusion");
     require_not_null(out_kernel, "out_kernel");
     if (index >= fusion->kernels.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) + " is out of range; the fusion has " +
+      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
+                                             " is out of range; the fusion has " +
                                              std::to_string(fusion->kernels.size()) + " kernel(s)");
     }
     *out_kernel = &fusion->kernels[index];
@@ -253,10 +278,12 @@ FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* i
     if (ninputs > 0) require_not_null(inputs, "inputs");
     require_not_null(outputs, "outputs");
     for (size_t i = 0; i < ninputs; ++i) {
-      if (inputs[i] == nullptr) fail(StatusCode::kInvalidArgument, "inputs[" + std::to_string(i) + "] is NULL");
+      if (inputs[i] == nullptr)
+        fail(StatusCode::kInvalidArgument, "inputs[" + std::to_string(i) + "] is NULL");
     }
     for (size_t i = 0; i < noutputs; ++i) {
-      if (outputs[i] == nullptr) fail(StatusCode::kInvalidArgument, "outputs[" + std::to_string(i) + "] is NULL");
+      if (outputs[i] == nullptr)
+        fail(StatusCode::kInvalidArgument, "outputs[" + std::to_string(i) + "] is NULL");
     }
     if (!fusion->plan.opaque_ops.empty()) {
       fail(StatusCode::kUnsupported, "the plan contains opaque operation \"" +
@@ -313,8 +340,8 @@ FST_API fst_status fst_kernel_cubin(const fst_kernel* kernel, const void** out_d
   });
 }
 
-FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t out_grid[3], uint32_t out_block[3],
-                                            size_t* out_dynamic_shared_bytes) {
+FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t out_grid[3],
+                                            uint32_t out_block[3], size_t* out_dynamic_shared_bytes) {
   return guarded(__func__, [&] {
     require_not_null(kernel, "kernel");
     require_not_null(out_grid, "out_grid");
@@ -345,7 +372,8 @@ FST_API fst_status fst_kernel_param(const fst_kernel* kernel, size_t index, fst_
     require_not_null(out_index, "out_index");
     const auto& params = planned(kernel).params;
     if (index >= params.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) + " is out of range; the kernel has " +
+      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
+                                             " is out of range; the kernel has " +
                                              std::to_string(params.size()) + " parameter(s)");
     }
     *out_kind = static_cast<fst_param_kind>(params[index].kind);

@@ -5,8 +5,8 @@
 #include "ir/builder.hpp"
 #include "ir/verify.hpp"
 
-using fstitch::DType;
 using fstitch::Dims;
+using fstitch::DType;
 using fstitch::fail;
 using fstitch::OpKind;
 using fstitch::StatusCode;
@@ -41,11 +41,12 @@ fst_value build(fst_graph* graph, const char* function, Body&& body) noexcept {
 }
 
 DType to_dtype(fst_dtype dtype, const char* what) {
-  if (!fstitch::is_valid_dtype(dtype)) {
+  const int code = fstitch::api::enum_code(dtype);
+  if (!fstitch::is_valid_dtype(code)) {
     fail(StatusCode::kInvalidArgument,
-         std::string(what) + " " + std::to_string(static_cast<int>(dtype)) + " is not an fst_dtype");
+         std::string(what) + " " + std::to_string(code) + " is not an fst_dtype");
   }
-  return static_cast<DType>(dtype);
+  return static_cast<DType>(code);
 }
 
 // Copies caller dims; the rank is checked before touching the array.
@@ -73,10 +74,13 @@ FST_API fst_status fst_graph_create(fst_context* context, fst_graph** out_graph)
   });
 }
 
-FST_API void fst_graph_destroy(fst_graph* graph) { delete graph; }
+FST_API void fst_graph_destroy(fst_graph* graph) {
+  delete graph;
+}
 
 FST_API fst_status fst_graph_status(const fst_graph* graph) {
-  if (graph == nullptr) return fstitch::api::set_last_error(FST_ERROR_INVALID_ARGUMENT, "fst_graph_status: graph is NULL");
+  if (graph == nullptr)
+    return fstitch::api::set_last_error(FST_ERROR_INVALID_ARGUMENT, "fst_graph_status: graph is NULL");
   return graph->error;
 }
 
@@ -92,7 +96,8 @@ FST_API fst_status fst_graph_verify(const fst_graph* graph) {
   });
 }
 
-FST_API fst_value fst_input(fst_graph* graph, const char* name, fst_dtype dtype, size_t rank, const int64_t* dims) {
+FST_API fst_value fst_input(fst_graph* graph, const char* name, fst_dtype dtype, size_t rank,
+                            const int64_t* dims) {
   return build(graph, __func__, [&] {
     require_not_null(name, "name");
     return fstitch::build_input(graph->graph, name, to_dtype(dtype, "dtype"), to_dims(rank, dims, "dims"));
@@ -111,21 +116,22 @@ FST_API fst_value fst_constant_i64(fst_graph* graph, fst_dtype dtype, int64_t va
 
 FST_API fst_value fst_unary(fst_graph* graph, fst_unary_op op, fst_value x) {
   return build(graph, __func__, [&] {
-    const int code = static_cast<int>(op);
+    const int code = fstitch::api::enum_code(op);
     auto kind = code >= 1 ? fstitch::unary_op_from_index(code - 1) : std::nullopt;
-    if (!kind) fail(StatusCode::kInvalidArgument, "op " + std::to_string(static_cast<int>(op)) + " is not an fst_unary_op");
+    if (!kind) fail(StatusCode::kInvalidArgument, "op " + std::to_string(code) + " is not an fst_unary_op");
     return fstitch::build_unary(graph->graph, *kind, decode_value(graph, x, "x"));
   });
 }
 
 FST_API fst_value fst_binary(fst_graph* graph, fst_binary_op op, fst_value a, fst_value b) {
   return build(graph, __func__, [&] {
-    const int code = static_cast<int>(op);
+    const int code = fstitch::api::enum_code(op);
     auto kind = code >= 1 ? fstitch::binary_op_from_index(code - 1) : std::nullopt;
     if (!kind) {
-      fail(StatusCode::kInvalidArgument, "op " + std::to_string(static_cast<int>(op)) + " is not an fst_binary_op");
+      fail(StatusCode::kInvalidArgument, "op " + std::to_string(code) + " is not an fst_binary_op");
     }
-    return fstitch::build_binary(graph->graph, *kind, decode_value(graph, a, "a"), decode_value(graph, b, "b"));
+    return fstitch::build_binary(graph->graph, *kind, decode_value(graph, a, "a"),
+                                 decode_value(graph, b, "b"));
   });
 }
 
@@ -149,13 +155,13 @@ FST_API fst_value fst_broadcast(fst_graph* graph, fst_value x, size_t rank, cons
   });
 }
 
-FST_API fst_value fst_reduce(fst_graph* graph, fst_reduce_op op, fst_value x, size_t naxes, const int64_t* axes,
-                             int keepdims) {
+FST_API fst_value fst_reduce(fst_graph* graph, fst_reduce_op op, fst_value x, size_t naxes,
+                             const int64_t* axes, int keepdims) {
   return build(graph, __func__, [&] {
-    const int code = static_cast<int>(op);
+    const int code = fstitch::api::enum_code(op);
     auto kind = code >= 1 ? fstitch::reduce_op_from_index(code - 1) : std::nullopt;
     if (!kind) {
-      fail(StatusCode::kInvalidArgument, "op " + std::to_string(static_cast<int>(op)) + " is not an fst_reduce_op");
+      fail(StatusCode::kInvalidArgument, "op " + std::to_string(code) + " is not an fst_reduce_op");
     }
     ValueId id = decode_value(graph, x, "x");
     if (naxes == 0) fail(StatusCode::kShape, "naxes is 0; a reduction needs at least one axis");
@@ -164,7 +170,8 @@ FST_API fst_value fst_reduce(fst_graph* graph, fst_reduce_op op, fst_value x, si
                                    std::to_string(fstitch::kMaxRank));
     }
     require_not_null(axes, "axes");
-    return fstitch::build_reduce(graph->graph, *kind, id, std::vector<int64_t>(axes, axes + naxes), keepdims != 0);
+    return fstitch::build_reduce(graph->graph, *kind, id, std::vector<int64_t>(axes, axes + naxes),
+                                 keepdims != 0);
   });
 }
 
@@ -182,7 +189,8 @@ FST_API fst_value fst_permute(fst_graph* graph, fst_value x, size_t rank, const 
   });
 }
 
-FST_API fst_value fst_iota(fst_graph* graph, fst_dtype dtype, size_t rank, const int64_t* dims, int64_t axis) {
+FST_API fst_value fst_iota(fst_graph* graph, fst_dtype dtype, size_t rank, const int64_t* dims,
+                           int64_t axis) {
   return build(graph, __func__, [&] {
     return fstitch::build_iota(graph->graph, to_dtype(dtype, "dtype"), to_dims(rank, dims, "dims"), axis);
   });
@@ -198,7 +206,8 @@ FST_API fst_value fst_opaque(fst_graph* graph, const char* name, size_t ninputs,
       std::string what = "inputs[" + std::to_string(i) + "]";
       ids.push_back(decode_value(graph, inputs[i], what.c_str()));
     }
-    return fstitch::build_opaque(graph->graph, name, ids, to_dtype(dtype, "dtype"), to_dims(rank, dims, "dims"));
+    return fstitch::build_opaque(graph->graph, name, ids, to_dtype(dtype, "dtype"),
+                                 to_dims(rank, dims, "dims"));
   });
 }
 
@@ -228,13 +237,14 @@ FST_API fst_status fst_value_rank(const fst_graph* graph, fst_value value, size_
   });
 }
 
-FST_API fst_status fst_value_dims(const fst_graph* graph, fst_value value, size_t capacity, int64_t* out_dims) {
+FST_API fst_status fst_value_dims(const fst_graph* graph, fst_value value, size_t capacity,
+                                  int64_t* out_dims) {
   return guarded(__func__, [&] {
     require_not_null(graph, "graph");
     const Dims& dims = graph->graph.node(decode_value(graph, value, "value")).dims;
     if (capacity < dims.size()) {
-      fail(StatusCode::kInvalidArgument, "capacity " + std::to_string(capacity) + " is below the value's rank " +
-                                             std::to_string(dims.size()));
+      fail(StatusCode::kInvalidArgument, "capacity " + std::to_string(capacity) +
+                                             " is below the value's rank " + std::to_string(dims.size()));
     }
     if (!dims.empty()) require_not_null(out_dims, "out_dims");
     for (size_t i = 0; i < dims.size(); ++i) out_dims[i] = dims[i];
@@ -249,13 +259,15 @@ FST_API fst_status fst_graph_input_count(const fst_graph* graph, size_t* out_cou
   });
 }
 
-FST_API fst_status fst_graph_input(const fst_graph* graph, size_t index, fst_value* out_value, const char** out_name) {
+FST_API fst_status fst_graph_input(const fst_graph* graph, size_t index, fst_value* out_value,
+                                   const char** out_name) {
   return guarded(__func__, [&] {
     require_not_null(graph, "graph");
     require_not_null(out_value, "out_value");
     const auto& inputs = graph->graph.inputs();
     if (index >= inputs.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) + " is out of range; the graph has " +
+      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
+                                             " is out of range; the graph has " +
                                              std::to_string(inputs.size()) + " input(s)");
     }
     *out_value = fstitch::api::encode_value(graph, inputs[index]);
@@ -278,7 +290,8 @@ FST_API fst_status fst_graph_output(const fst_graph* graph, size_t index, fst_va
     require_not_null(out_value, "out_value");
     const auto& outputs = graph->graph.outputs();
     if (index >= outputs.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) + " is out of range; the graph has " +
+      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
+                                             " is out of range; the graph has " +
                                              std::to_string(outputs.size()) + " output(s)");
     }
     *out_value = fstitch::api::encode_value(graph, outputs[index].value);

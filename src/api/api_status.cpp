@@ -17,8 +17,8 @@ thread_local fst_status t_last_status = FST_OK;
 
 #define FST_STRINGIFY2(x) #x
 #define FST_STRINGIFY(x) FST_STRINGIFY2(x)
-constexpr const char kVersionString[] =
-    FST_STRINGIFY(FST_VERSION_MAJOR) "." FST_STRINGIFY(FST_VERSION_MINOR) "." FST_STRINGIFY(FST_VERSION_PATCH);
+constexpr const char kVersionString[] = FST_STRINGIFY(FST_VERSION_MAJOR) "." FST_STRINGIFY(
+    FST_VERSION_MINOR) "." FST_STRINGIFY(FST_VERSION_PATCH);
 
 }  // namespace
 
@@ -64,7 +64,8 @@ ValueId decode_value(const fst_graph* g, fst_value v, const char* what) {
 
 void require_graph_ok(const fst_graph* g) {
   if (g->error != FST_OK) {
-    fail(static_cast<StatusCode>(g->error), "the graph is in error since an earlier call: " + g->error_message);
+    fail(static_cast<StatusCode>(g->error),
+         "the graph is in error since an earlier call: " + g->error_message);
   }
 }
 
@@ -72,43 +73,68 @@ void require_graph_ok(const fst_graph* g) {
 
 extern "C" {
 
-FST_API unsigned fst_version_number(void) { return FST_VERSION_NUMBER; }
+FST_API unsigned fst_version_number(void) {
+  return FST_VERSION_NUMBER;
+}
 
-FST_API const char* fst_version_string(void) { return kVersionString; }
+FST_API const char* fst_version_string(void) {
+  return kVersionString;
+}
 
 FST_API const char* fst_status_string(fst_status status) {
-  switch (status) {
-    case FST_OK: return "FST_OK";
-    case FST_ERROR_INVALID_ARGUMENT: return "FST_ERROR_INVALID_ARGUMENT";
-    case FST_ERROR_SHAPE: return "FST_ERROR_SHAPE";
-    case FST_ERROR_DTYPE: return "FST_ERROR_DTYPE";
-    case FST_ERROR_UNSUPPORTED: return "FST_ERROR_UNSUPPORTED";
-    case FST_ERROR_OUT_OF_MEMORY: return "FST_ERROR_OUT_OF_MEMORY";
-    case FST_ERROR_NO_DEVICE: return "FST_ERROR_NO_DEVICE";
-    case FST_ERROR_NO_DRIVER: return "FST_ERROR_NO_DRIVER";
-    case FST_ERROR_NO_COMPILER: return "FST_ERROR_NO_COMPILER";
-    case FST_ERROR_COMPILE: return "FST_ERROR_COMPILE";
-    case FST_ERROR_LAUNCH: return "FST_ERROR_LAUNCH";
-    case FST_ERROR_PARSE: return "FST_ERROR_PARSE";
-    case FST_ERROR_INTERNAL: return "FST_ERROR_INTERNAL";
+  switch (fstitch::api::enum_code(status)) {
+    case FST_OK:
+      return "FST_OK";
+    case FST_ERROR_INVALID_ARGUMENT:
+      return "FST_ERROR_INVALID_ARGUMENT";
+    case FST_ERROR_SHAPE:
+      return "FST_ERROR_SHAPE";
+    case FST_ERROR_DTYPE:
+      return "FST_ERROR_DTYPE";
+    case FST_ERROR_UNSUPPORTED:
+      return "FST_ERROR_UNSUPPORTED";
+    case FST_ERROR_OUT_OF_MEMORY:
+      return "FST_ERROR_OUT_OF_MEMORY";
+    case FST_ERROR_NO_DEVICE:
+      return "FST_ERROR_NO_DEVICE";
+    case FST_ERROR_NO_DRIVER:
+      return "FST_ERROR_NO_DRIVER";
+    case FST_ERROR_NO_COMPILER:
+      return "FST_ERROR_NO_COMPILER";
+    case FST_ERROR_COMPILE:
+      return "FST_ERROR_COMPILE";
+    case FST_ERROR_LAUNCH:
+      return "FST_ERROR_LAUNCH";
+    case FST_ERROR_PARSE:
+      return "FST_ERROR_PARSE";
+    case FST_ERROR_INTERNAL:
+      return "FST_ERROR_INTERNAL";
   }
   return "FST_STATUS_UNKNOWN";
 }
 
-FST_API const char* fst_last_error_message(void) { return t_last_message.c_str(); }
+FST_API const char* fst_last_error_message(void) {
+  return t_last_message.c_str();
+}
 
-FST_API fst_status fst_last_error_status(void) { return t_last_status; }
+FST_API fst_status fst_last_error_status(void) {
+  return t_last_status;
+}
 
 FST_API size_t fst_dtype_size(fst_dtype dtype) {
-  if (!fstitch::is_valid_dtype(dtype)) return 0;
-  return fstitch::dtype_size(static_cast<fstitch::DType>(dtype));
+  const int code = fstitch::api::enum_code(dtype);
+  if (!fstitch::is_valid_dtype(code)) return 0;
+  return fstitch::dtype_size(static_cast<fstitch::DType>(code));
 }
 
 FST_API const char* fst_dtype_name(fst_dtype dtype) {
-  if (!fstitch::is_valid_dtype(dtype)) return "?";
-  return fstitch::dtype_name(static_cast<fstitch::DType>(dtype));
+  const int code = fstitch::api::enum_code(dtype);
+  if (!fstitch::is_valid_dtype(code)) return "?";
+  return fstitch::dtype_name(static_cast<fstitch::DType>(code));
 }
 
-FST_API void fst_string_free(char* text) { delete[] text; }
+FST_API void fst_string_free(char* text) {
+  delete[] text;
+}
 
 }  // extern "C"

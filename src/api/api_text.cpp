@@ -28,12 +28,14 @@ FST_API fst_status fst_graph_print(const fst_graph* graph, char** out_text) {
   });
 }
 
-FST_API fst_status fst_graph_parse(fst_context* context, const char* text, size_t length, fst_graph** out_graph) {
+FST_API fst_status fst_graph_parse(fst_context* context, const char* text, size_t length,
+                                   fst_graph** out_graph) {
   return guarded(__func__, [&] {
     require_not_null(context, "context");
     require_not_null(text, "text");
     require_not_null(out_graph, "out_graph");
-    std::string_view view = length == static_cast<size_t>(-1) ? std::string_view(text) : std::string_view(text, length);
+    std::string_view view =
+        length == static_cast<size_t>(-1) ? std::string_view(text) : std::string_view(text, length);
     auto graph = std::make_unique<fst_graph>();
     graph->context = context->impl;
     graph->graph = fstitch::parse_graph(view);
@@ -42,8 +44,8 @@ FST_API fst_status fst_graph_parse(fst_context* context, const char* text, size_
   });
 }
 
-FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const void* const* inputs, size_t ninputs,
-                                                void* const* outputs, size_t noutputs) {
+FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const void* const* inputs,
+                                                size_t ninputs, void* const* outputs, size_t noutputs) {
   return guarded(__func__, [&] {
     require_not_null(graph, "graph");
     require_graph_ok(graph);
@@ -62,16 +64,16 @@ FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const vo
     std::vector<const void*> in(ninputs);
     for (size_t i = 0; i < ninputs; ++i) {
       if (inputs[i] == nullptr) {
-        fail(StatusCode::kInvalidArgument, "inputs[" + std::to_string(i) + "] (\"" + g.node(g.inputs()[i]).name +
-                                               "\") is NULL");
+        fail(StatusCode::kInvalidArgument,
+             "inputs[" + std::to_string(i) + "] (\"" + g.node(g.inputs()[i]).name + "\") is NULL");
       }
       in[i] = inputs[i];
     }
     std::vector<void*> out(noutputs);
     for (size_t i = 0; i < noutputs; ++i) {
       if (outputs[i] == nullptr) {
-        fail(StatusCode::kInvalidArgument, "outputs[" + std::to_string(i) + "] (\"" + g.outputs()[i].name +
-                                               "\") is NULL");
+        fail(StatusCode::kInvalidArgument,
+             "outputs[" + std::to_string(i) + "] (\"" + g.outputs()[i].name + "\") is NULL");
       }
       out[i] = outputs[i];
     }

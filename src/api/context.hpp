@@ -19,8 +19,8 @@ struct ContextConfig {
   Backend backend = Backend::kAuto;
   int device = 0;
   LogLevel log_level = LogLevel::kWarn;
-  LogSink log_sink;           // empty: stderr
-  std::string cache_dir;      // resolved directory, or "off"
+  LogSink log_sink;       // empty: stderr
+  std::string cache_dir;  // resolved directory, or "off"
   // The order in which the host backend runs the threads of a block between barriers
   // (FSTITCH_HOST_THREAD_ORDER=reverse): running tests both ways exposes missing barriers.
   bool host_reverse_thread_order = false;

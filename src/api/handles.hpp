@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -24,8 +25,8 @@ struct fst_context {
 struct fst_graph {
   std::shared_ptr<fstitch::Context> context;
   fstitch::Graph graph;
-  uint32_t serial = 0;            // identifies this graph inside its fst_values
-  fst_status error = FST_OK;      // first builder error (sticky)
+  uint32_t serial = 0;        // identifies this graph inside its fst_values
+  fst_status error = FST_OK;  // first builder error (sticky)
   std::string error_message;
 };
 
@@ -50,6 +51,16 @@ fst_status guarded(const char* function, Body&& body) noexcept {
   } catch (...) {
     return set_last_error(FST_ERROR_INTERNAL, std::string(function) + ": internal error: unknown exception");
   }
+}
+
+// The integer behind a C enum argument, read as bytes: a caller may pass any int, and
+// loading an out-of-range value through the enum type would be undefined in C++.
+template <class Enum>
+int enum_code(Enum value) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized");
+  int code;
+  std::memcpy(&code, &value, sizeof code);
+  return code;
 }
 
 // Throws invalid argument "<what> is NULL" when p is null.

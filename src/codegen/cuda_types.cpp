@@ -8,20 +8,29 @@ namespace fstitch {
 
 const char* storage_type(DType t) {
   switch (t) {
-    case DType::kF32: return "float";
+    case DType::kF32:
+      return "float";
     case DType::kF16:
-    case DType::kBF16: return "unsigned short";
-    case DType::kF64: return "double";
-    case DType::kI8: return "signed char";
-    case DType::kI32: return "int";
-    case DType::kI64: return "long long";
+    case DType::kBF16:
+      return "unsigned short";
+    case DType::kF64:
+      return "double";
+    case DType::kI8:
+      return "signed char";
+    case DType::kI32:
+      return "int";
+    case DType::kI64:
+      return "long long";
     case DType::kU8:
-    case DType::kBool: return "unsigned char";
+    case DType::kBool:
+      return "unsigned char";
   }
   return "?";
 }
 
-bool computes_in_double(DType t) { return t == DType::kF64; }
+bool computes_in_double(DType t) {
+  return t == DType::kF64;
+}
 
 const char* compute_type(DType t) {
   if (is_float(t)) return t == DType::kF64 ? "double" : "float";
@@ -29,35 +38,83 @@ const char* compute_type(DType t) {
 }
 
 std::string load_expr(DType t, const std::string& p, const std::string& i) {
-  const std::string e = p + "[" + i + "]";
+  return from_storage_expr(t, p + "[" + i + "]");
+}
+
+std::string storage_from_bits(DType t, const std::string& b) {
   switch (t) {
-    case DType::kF16: return "fst_f16_to_f32(" + e + ")";
-    case DType::kBF16: return "fst_bf16_to_f32(" + e + ")";
+    case DType::kF32:
+      return "__uint_as_float(" + b + ")";
+    case DType::kF64:
+      return "__longlong_as_double((long long)(" + b + "))";
+    default:
+      return std::string("(") + storage_type(t) + ")(" + b + ")";
+  }
+}
+
+std::string bits_from_storage(DType t, const std::string& v) {
+  switch (t) {
+    case DType::kF32:
+      return "__float_as_uint(" + v + ")";
+    case DType::kF64:
+      return "(unsigned long long)__double_as_longlong(" + v + ")";
+    case DType::kI64:
+      return "(unsigned long long)(" + v + ")";
+    case DType::kI32:
+      return "(unsigned)(" + v + ")";
+    case DType::kF16:
+    case DType::kBF16:
+      return "(unsigned)(" + v + ")";
+    default:
+      return "(unsigned)(unsigned char)(" + v + ")";
+  }
+}
+
+std::string from_storage_expr(DType t, const std::string& e) {
+  switch (t) {
+    case DType::kF16:
+      return "fst_f16_to_f32(" + e + ")";
+    case DType::kBF16:
+      return "fst_bf16_to_f32(" + e + ")";
     case DType::kI8:
-    case DType::kU8: return "(int)" + e;
-    case DType::kBool: return "(int)(" + e + " != 0)";
-    default: return e;
+    case DType::kU8:
+      return "(int)" + e;
+    case DType::kBool:
+      return "(int)(" + e + " != 0)";
+    default:
+      return e;
   }
 }
 
 std::string store_value_expr(DType t, const std::string& v) {
   switch (t) {
-    case DType::kF16: return "fst_f32_to_f16(" + v + ")";
-    case DType::kBF16: return "fst_f32_to_bf16(" + v + ")";
-    case DType::kBool: return "(unsigned char)(" + v + " != 0)";
-    default: return std::string("(") + storage_type(t) + ")(" + v + ")";
+    case DType::kF16:
+      return "fst_f32_to_f16(" + v + ")";
+    case DType::kBF16:
+      return "fst_f32_to_bf16(" + v + ")";
+    case DType::kBool:
+      return "(unsigned char)(" + v + " != 0)";
+    default:
+      return std::string("(") + storage_type(t) + ")(" + v + ")";
   }
 }
 
 std::string round_expr(DType t, const std::string& v) {
   switch (t) {
-    case DType::kF16: return "fst_round_f16(" + v + ")";
-    case DType::kBF16: return "fst_round_bf16(" + v + ")";
-    case DType::kI8: return "(int)(signed char)(" + v + ")";
-    case DType::kU8: return "(int)(unsigned char)(" + v + ")";
-    case DType::kI32: return "(int)(" + v + ")";
-    case DType::kBool: return "(int)((" + v + ") != 0)";
-    default: return v;
+    case DType::kF16:
+      return "fst_round_f16(" + v + ")";
+    case DType::kBF16:
+      return "fst_round_bf16(" + v + ")";
+    case DType::kI8:
+      return "(int)(signed char)(" + v + ")";
+    case DType::kU8:
+      return "(int)(unsigned char)(" + v + ")";
+    case DType::kI32:
+      return "(int)(" + v + ")";
+    case DType::kBool:
+      return "(int)((" + v + ") != 0)";
+    default:
+      return v;
   }
 }
 
@@ -67,8 +124,9 @@ std::string literal(DType t, Scalar value) {
     const double x = value.f;
     if (t == DType::kF64) {
       if (std::isnan(x)) return "__longlong_as_double(0x7ff8000000000000LL)";
-      if (std::isinf(x)) return x > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
-                                      : "__longlong_as_double((long long)0xfff0000000000000ULL)";
+      if (std::isinf(x))
+        return x > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                     : "__longlong_as_double((long long)0xfff0000000000000ULL)";
       std::snprintf(buf, sizeof buf, "%.17g", x);
       std::string s = buf;
       if (s.find_first_of(".en") == std::string::npos) s += ".0";

@@ -14,6 +14,11 @@ const char* compute_type(DType t);  // float, double, int or long long
 bool computes_in_double(DType t);
 
 std::string load_expr(DType t, const std::string& pointer, const std::string& index);
+std::string from_storage_expr(DType t, const std::string& stored);  // storage value -> compute value
+// Between a storage value and its bits as an unsigned integer of the same size (for
+// assembling and splitting 16-byte vector accesses).
+std::string storage_from_bits(DType t, const std::string& bits);
+std::string bits_from_storage(DType t, const std::string& stored);
 std::string store_value_expr(DType t, const std::string& value);  // compute -> storage
 std::string round_expr(DType t, const std::string& value);        // wrap/round a compute value to t
 std::string literal(DType t, Scalar value);

@@ -4,6 +4,7 @@
 // derived from them through broadcast/permute maps; results are memoized per scope.
 #include "codegen/emit.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -19,7 +20,9 @@ namespace {
 constexpr const char* kElement = "f";
 constexpr const char* kRowIndex = "row";
 
-std::string num(int64_t v) { return std::to_string(v) + "LL"; }
+std::string num(int64_t v) {
+  return std::to_string(v) + "LL";
+}
 
 // Flat index of operand `od` for a flat index `idx` of a value of dims `vd` broadcast from it.
 std::string broadcast_index(const Dims& vd, const Dims& od, const std::string& idx) {
@@ -38,7 +41,8 @@ std::string broadcast_index(const Dims& vd, const Dims& od, const std::string& i
   return sum.empty() ? "0LL" : "(" + sum + ")";
 }
 
-std::string permute_index(const Dims& vd, const Dims& od, const std::vector<int64_t>& perm, const std::string& idx) {
+std::string permute_index(const Dims& vd, const Dims& od, const std::vector<int64_t>& perm,
+                          const std::string& idx) {
   const Dims vs = row_major_strides(vd), os = row_major_strides(od);
   std::string sum;
   for (size_t i = 0; i < vd.size(); ++i) {
@@ -71,20 +75,30 @@ std::string elementwise_expr(const Node& n, DType operand_type, const std::vecto
     return "(" + ct + ")((" + u + ")(" + x + ") " + op + " (" + u + ")(" + y + "))";
   };
   switch (n.op) {
-    case OpKind::kNeg: return wide ? wrap("0", "-", a[0]) : "(-" + a[0] + ")";
+    case OpKind::kNeg:
+      return wide ? wrap("0", "-", a[0]) : "(-" + a[0] + ")";
     case OpKind::kAbs:
       if (fp) return math(t, "fabs", a[0]);
       if (t == DType::kU8) return a[0];
       return "(" + a[0] + " < 0 ? " + (wide ? wrap("0", "-", a[0]) : "-" + a[0]) + " : " + a[0] + ")";
-    case OpKind::kExp: return math(t, "exp", a[0]);
-    case OpKind::kLog: return math(t, "log", a[0]);
-    case OpKind::kSqrt: return math(t, "sqrt", a[0]);
-    case OpKind::kRsqrt: return math(t, "rsqrt", a[0]);
-    case OpKind::kReciprocal: return "(" + one + " / " + a[0] + ")";
-    case OpKind::kTanh: return math(t, "tanh", a[0]);
-    case OpKind::kSigmoid: return "(" + one + " / (" + one + " + " + math(t, "exp", "-" + a[0]) + "))";
+    case OpKind::kExp:
+      return math(t, "exp", a[0]);
+    case OpKind::kLog:
+      return math(t, "log", a[0]);
+    case OpKind::kSqrt:
+      return math(t, "sqrt", a[0]);
+    case OpKind::kRsqrt:
+      return math(t, "rsqrt", a[0]);
+    case OpKind::kReciprocal:
+      return "(" + one + " / " + a[0] + ")";
+    case OpKind::kTanh:
+      return math(t, "tanh", a[0]);
+    case OpKind::kSigmoid:
+      return "(" + one + " / (" + one + " + " + math(t, "exp", "-" + a[0]) + "))";
     case OpKind::kRelu:
-      if (fp) return "((" + a[0] + " > " + zero + " || " + a[0] + " != " + a[0] + ") ? " + a[0] + " : " + zero + ")";
+      if (fp)
+        return "((" + a[0] + " > " + zero + " || " + a[0] + " != " + a[0] + ") ? " + a[0] + " : " + zero +
+               ")";
       return "(" + a[0] + " > 0 ? " + a[0] + " : 0)";
     case OpKind::kGelu: {
       const std::string c = computes_in_double(t) ? "0.70710678118654752" : "0.707106781f";
@@ -94,44 +108,69 @@ std::string elementwise_expr(const Node& n, DType operand_type, const std::vecto
       const std::string k = computes_in_double(t) ? "0.79788456080286536" : "0.797884561f";
       const std::string c = computes_in_double(t) ? "0.044715" : "0.044715f";
       return "(" + half + " * " + a[0] + " * (" + one + " + " +
-             math(t, "tanh", k + " * (" + a[0] + " + " + c + " * " + a[0] + " * " + a[0] + " * " + a[0] + ")") + "))";
+             math(t, "tanh",
+                  k + " * (" + a[0] + " + " + c + " * " + a[0] + " * " + a[0] + " * " + a[0] + ")") +
+             "))";
     }
-    case OpKind::kSilu: return "(" + a[0] + " / (" + one + " + " + math(t, "exp", "-" + a[0]) + "))";
-    case OpKind::kErf: return math(t, "erf", a[0]);
-    case OpKind::kSin: return math(t, "sin", a[0]);
-    case OpKind::kCos: return math(t, "cos", a[0]);
-    case OpKind::kFloor: return math(t, "floor", a[0]);
-    case OpKind::kCeil: return math(t, "ceil", a[0]);
-    case OpKind::kRound: return math(t, "rint", a[0]);
+    case OpKind::kSilu:
+      return "(" + a[0] + " / (" + one + " + " + math(t, "exp", "-" + a[0]) + "))";
+    case OpKind::kErf:
+      return math(t, "erf", a[0]);
+    case OpKind::kSin:
+      return math(t, "sin", a[0]);
+    case OpKind::kCos:
+      return math(t, "cos", a[0]);
+    case OpKind::kFloor:
+      return math(t, "floor", a[0]);
+    case OpKind::kCeil:
+      return math(t, "ceil", a[0]);
+    case OpKind::kRound:
+      return math(t, "rint", a[0]);
     case OpKind::kSign:
       if (fp) {
-        return "(" + a[0] + " > " + zero + " ? " + one + " : (" + a[0] + " < " + zero + " ? -" + one + " : " + a[0] +
-               "))";
+        return "(" + a[0] + " > " + zero + " ? " + one + " : (" + a[0] + " < " + zero + " ? -" + one + " : " +
+               a[0] + "))";
       }
       return "((" + a[0] + " > 0) - (" + a[0] + " < 0))";
-    case OpKind::kLogicalNot: return "(int)(" + a[0] + " == " + zero + ")";
-    case OpKind::kAdd: return wide ? wrap(a[0], "+", a[1]) : "(" + a[0] + " + " + a[1] + ")";
-    case OpKind::kSub: return wide ? wrap(a[0], "-", a[1]) : "(" + a[0] + " - " + a[1] + ")";
-    case OpKind::kMul: return wide ? wrap(a[0], "*", a[1]) : "(" + a[0] + " * " + a[1] + ")";
+    case OpKind::kLogicalNot:
+      return "(int)(" + a[0] + " == " + zero + ")";
+    case OpKind::kAdd:
+      return wide ? wrap(a[0], "+", a[1]) : "(" + a[0] + " + " + a[1] + ")";
+    case OpKind::kSub:
+      return wide ? wrap(a[0], "-", a[1]) : "(" + a[0] + " - " + a[1] + ")";
+    case OpKind::kMul:
+      return wide ? wrap(a[0], "*", a[1]) : "(" + a[0] + " * " + a[1] + ")";
     case OpKind::kDiv:
       if (fp) return "(" + a[0] + " / " + a[1] + ")";
       return std::string(t == DType::kI64 ? "fst_ldiv(" : "fst_idiv(") + a[0] + ", " + a[1] + ")";
-    case OpKind::kPow: return std::string(computes_in_double(t) ? "pow(" : "powf(") + a[0] + ", " + a[1] + ")";
+    case OpKind::kPow:
+      return std::string(computes_in_double(t) ? "pow(" : "powf(") + a[0] + ", " + a[1] + ")";
     case OpKind::kMax:
-      if (fp) return std::string(computes_in_double(t) ? "fst_maxd(" : "fst_maxf(") + a[0] + ", " + a[1] + ")";
+      if (fp)
+        return std::string(computes_in_double(t) ? "fst_maxd(" : "fst_maxf(") + a[0] + ", " + a[1] + ")";
       return "(" + a[0] + " > " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
     case OpKind::kMin:
-      if (fp) return std::string(computes_in_double(t) ? "fst_mind(" : "fst_minf(") + a[0] + ", " + a[1] + ")";
+      if (fp)
+        return std::string(computes_in_double(t) ? "fst_mind(" : "fst_minf(") + a[0] + ", " + a[1] + ")";
       return "(" + a[0] + " < " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
-    case OpKind::kEq: return "(int)(" + a[0] + " == " + a[1] + ")";
-    case OpKind::kNe: return "(int)(" + a[0] + " != " + a[1] + ")";
-    case OpKind::kLt: return "(int)(" + a[0] + " < " + a[1] + ")";
-    case OpKind::kLe: return "(int)(" + a[0] + " <= " + a[1] + ")";
-    case OpKind::kGt: return "(int)(" + a[0] + " > " + a[1] + ")";
-    case OpKind::kGe: return "(int)(" + a[0] + " >= " + a[1] + ")";
-    case OpKind::kLogicalAnd: return "(int)(" + a[0] + " != " + zero + " && " + a[1] + " != " + zero + ")";
-    case OpKind::kLogicalOr: return "(int)(" + a[0] + " != " + zero + " || " + a[1] + " != " + zero + ")";
-    default: fail(StatusCode::kInternal, std::string("no elementwise expression for ") + op_name(n.op));
+    case OpKind::kEq:
+      return "(int)(" + a[0] + " == " + a[1] + ")";
+    case OpKind::kNe:
+      return "(int)(" + a[0] + " != " + a[1] + ")";
+    case OpKind::kLt:
+      return "(int)(" + a[0] + " < " + a[1] + ")";
+    case OpKind::kLe:
+      return "(int)(" + a[0] + " <= " + a[1] + ")";
+    case OpKind::kGt:
+      return "(int)(" + a[0] + " > " + a[1] + ")";
+    case OpKind::kGe:
+      return "(int)(" + a[0] + " >= " + a[1] + ")";
+    case OpKind::kLogicalAnd:
+      return "(int)(" + a[0] + " != " + zero + " && " + a[1] + " != " + zero + ")";
+    case OpKind::kLogicalOr:
+      return "(int)(" + a[0] + " != " + zero + " || " + a[1] + " != " + zero + ")";
+    default:
+      fail(StatusCode::kInternal, std::string("no elementwise expression for ") + op_name(n.op));
   }
 }
 
@@ -163,7 +202,9 @@ class KernelEmitter {
   }
 
  private:
-  void line(const std::string& text) { out_ << std::string(static_cast<size_t>(indent_) * 2, ' ') << text << "\n"; }
+  void line(const std::string& text) {
+    out_ << std::string(static_cast<size_t>(indent_) * 2, ' ') << text << "\n";
+  }
 
   void signature() {
     out_ << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_threads << ") " << k_.name << "(";
@@ -200,13 +241,19 @@ class KernelEmitter {
     const Node& o = g_.node(operand);
     switch (n.op) {
       case OpKind::kBroadcast:
-        if (idx == kElement && is_member(operand) && s_.role.at(operand) == ValueRole::kRow) return kRowIndex;
-        if (idx == kElement && !is_member(operand) && !s_.reduced_axes.empty() && row_shaped_operand(o.dims)) {
+        if (idx == kElement && is_member(operand) && s_.role(operand) == ValueRole::kRow &&
+            row_shaped_operand(o.dims)) {
+          return kRowIndex;
+        }
+        if (idx == kElement && !is_member(operand) && !s_.reduced_axes.empty() &&
+            row_shaped_operand(o.dims)) {
           return kRowIndex;
         }
         return broadcast_index(n.dims, o.dims, idx);
-      case OpKind::kPermute: return permute_index(n.dims, o.dims, n.axes, idx);
-      default: return idx;  // elementwise ops and reshape keep the flat index
+      case OpKind::kPermute:
+        return permute_index(n.dims, o.dims, n.axes, idx);
+      default:
+        return idx;  // elementwise ops and reshape keep the flat index
     }
   }
 
@@ -235,19 +282,26 @@ class KernelEmitter {
       result = compute(v, idx);
     } else if (!is_member(v)) {
       auto p = load_ptr_.find(v);
-      if (p == load_ptr_.end()) fail(StatusCode::kInternal, "codegen: no parameter for %" + std::to_string(v));
+      if (p == load_ptr_.end())
+        fail(StatusCode::kInternal, "codegen: no parameter for %" + std::to_string(v));
       std::string e = load_expr(n.dtype, p->second, idx);
-      if (idx == kRowIndex && !in_element_loop_) e = "(row_ok ? " + e + " : " + literal(n.dtype, Scalar{}) + ")";
+      if (idx == kElement && vector_lane_ >= 0 && vector_words_.count(v)) {
+        e = from_storage_expr(n.dtype, storage_from_bits(n.dtype, element_bits(v, vector_lane_)));
+      }
+      if (idx == kRowIndex && !in_element_loop_)
+        e = "(row_ok ? " + e + " : " + literal(n.dtype, Scalar{}) + ")";
       if (cached_.count(v) && idx == kElement) return cached_value(v, e);
       result = define(v, e);
-    } else if (s_.role.at(v) == ValueRole::kRow && !s_.pure.at(v) && idx != kRowIndex && idx != kElement) {
+    } else if (s_.role(v) == ValueRole::kRow && !s_.pure(v) && idx != kRowIndex && idx != kElement) {
       fail(StatusCode::kInternal, "codegen: row value %" + std::to_string(v) + " requested at another row");
-    } else if (s_.role.at(v) == ValueRole::kRow && !s_.pure.at(v)) {
+    } else if (s_.role(v) == ValueRole::kRow && !s_.pure(v)) {
       auto r = row_vars_.find(v);
-      if (r == row_vars_.end()) fail(StatusCode::kInternal, "codegen: row value %" + std::to_string(v) + " not ready");
+      if (r == row_vars_.end())
+        fail(StatusCode::kInternal, "codegen: row value %" + std::to_string(v) + " not ready");
       return r->second;
     } else {
-      if (cached_.count(v) && idx == kElement && cache_ready_.count(v)) return "cache" + std::to_string(v) + "[j]";
+      if (cached_.count(v) && idx == kElement && cache_ready_.count(v))
+        return "cache" + std::to_string(v) + "[j]";
       result = compute(v, idx);
       if (cached_.count(v) && idx == kElement) {
         line("cache" + std::to_string(v) + "[j] = " + result + ";");
@@ -305,7 +359,8 @@ class KernelEmitter {
         if (axis != 0) e = "(" + e + " % " + num(n.dims[axis]) + ")";
         return define(v, round_expr(n.dtype, std::string("(") + compute_type(n.dtype) + ")" + e));
       }
-      default: fail(StatusCode::kInternal, std::string("codegen: cannot compute ") + op_name(n.op) + " here");
+      default:
+        fail(StatusCode::kInternal, std::string("codegen: cannot compute ") + op_name(n.op) + " here");
     }
   }
 
@@ -322,14 +377,154 @@ class KernelEmitter {
   void elementwise_body() {
     const int64_t n = element_count(s_.domain);
     line("const long long n = " + num(n) + ";");
-    line("for (long long f = (long long)blockIdx.x * blockDim.x + threadIdx.x; f < n; "
-         "f += (long long)gridDim.x * blockDim.x) {");
+    line("const long long gtid = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+    line("const long long stride = (long long)gridDim.x * blockDim.x;");
+    // 16-byte accesses: each thread takes V consecutive elements, V set by the widest
+    // element among the element-shaped loads and the stores. Values whose V elements span
+    // fewer than 4 bytes stay scalar. Pointers not 16-byte aligned take the scalar loop.
+    size_t widest = 0;
+    std::vector<ValueId> vector_loads;
+    for (ValueId v : s_.loaded) {
+      if (g_.node(v).dims == s_.domain) widest = std::max(widest, dtype_size(g_.node(v).dtype));
+    }
+    for (ValueId v : s_.stored) widest = std::max(widest, dtype_size(g_.node(v).dtype));
+    const int V = widest == 0 ? 1 : static_cast<int>(16 / widest);
+    vector_width_ = V;
+    std::vector<std::string> aligned_ptrs;
+    if (V >= 2 && n >= V) {
+      for (ValueId v : s_.loaded) {
+        if (g_.node(v).dims == s_.domain && V * dtype_size(g_.node(v).dtype) >= 4) {
+          vector_loads.push_back(v);
+          aligned_ptrs.push_back(load_ptr_.at(v));
+        }
+      }
+      for (ValueId v : s_.stored) {
+        if (V * dtype_size(g_.node(v).dtype) < 4 || !store_ptrs_.count(v)) continue;
+        for (const std::string& p : store_ptrs_.at(v)) aligned_ptrs.push_back(p);
+      }
+    }
+    if (!aligned_ptrs.empty()) {
+      std::string any = "0ull";
+      for (const std::string& p : aligned_ptrs) any += " | (unsigned long long)" + p;
+      line("const bool aligned = ((" + any + ") & 15ull) == 0;");
+      line("const long long nvec = aligned ? n / " + std::to_string(V) + " : 0;");
+      line("for (long long q = gtid; q < nvec; q += stride) {");
+      ++indent_;
+      line("const long long base = q * " + std::to_string(V) + ";");
+      for (ValueId v : vector_loads) {
+        const int bytes = V * static_cast<int>(dtype_size(g_.node(v).dtype));
+        const std::string name = "w" + std::to_string(v);
+        line("const " + vector_type(bytes) + " " + name + " = *reinterpret_cast<const " + vector_type(bytes) +
+             "*>(" + load_ptr_.at(v) + " + base);");
+        vector_words_[v] = name;
+      }
+      std::vector<ValueId> vector_stores;
+      for (ValueId v : s_.stored) {
+        if (V * dtype_size(g_.node(v).dtype) >= 4 && store_ptrs_.count(v)) {
+          vector_stores.push_back(v);
+          line("unsigned long long b" + std::to_string(v) + "[" + std::to_string(V) + "];");
+        }
+      }
+      in_element_loop_ = true;
+      for (int j = 0; j < V; ++j) {
+        line("{");
+        ++indent_;
+        line("const long long f = base + " + std::to_string(j) + ";");
+        auto saved = scope_;
+        vector_lane_ = j;
+        for (ValueId v : s_.stored) {
+          const std::string value = value_at(v, kElement);
+          if (std::find(vector_stores.begin(), vector_stores.end(), v) != vector_stores.end()) {
+            const DType t = g_.node(v).dtype;
+            line("b" + std::to_string(v) + "[" + std::to_string(j) +
+                 "] = " + bits_from_storage(t, store_value_expr(t, value)) + ";");
+          } else {
+            store(v, kElement, value);
+          }
+        }
+        vector_lane_ = -1;
+        scope_ = std::move(saved);
+        --indent_;
+        line("}");
+      }
+      in_element_loop_ = false;
+      for (ValueId v : vector_stores) {
+        const int size = static_cast<int>(dtype_size(g_.node(v).dtype));
+        const int bytes = V * size;
+        const std::string word_var = "o" + std::to_string(v);
+        line(vector_type(bytes) + " " + word_var + ";");
+        const int words = bytes / 4;
+        for (int w = 0; w < words; ++w) {
+          std::string expr;
+          for (int j = 0; j < V; ++j) {
+            const std::string b = "b" + std::to_string(v) + "[" + std::to_string(j) + "]";
+            if (size == 8) {
+              if (j * 2 == w) expr = "(unsigned)" + b;
+              if (j * 2 + 1 == w) expr = "(unsigned)(" + b + " >> 32)";
+            } else if ((j * size) / 4 == w) {
+              const int shift = ((j * size) % 4) * 8;
+              const std::string part =
+                  "((unsigned)" + b + (shift ? " << " + std::to_string(shift) : "") + ")";
+              expr += (expr.empty() ? "" : " | ") + part;
+            }
+          }
+          line(word(word_var, bytes, w) + " = " + expr + ";");
+        }
+        for (const std::string& p : store_ptrs_.at(v)) {
+          line("*reinterpret_cast<" + vector_type(bytes) + "*>(" + p + " + base) = " + word_var + ";");
+        }
+      }
+      vector_words_.clear();
+      --indent_;
+      line("}");
+      line("for (long long f = nvec * " + std::to_string(V) + " + gtid; f < n; f += stride) {");
+    } else {
+      line("for (long long f = gtid; f < n; f += stride) {");
+    }
     ++indent_;
     in_element_loop_ = true;
     for (ValueId v : s_.stored) store(v, kElement, value_at(v, kElement));
     in_element_loop_ = false;
     --indent_;
     line("}");
+  }
+
+  static std::string vector_type(int bytes) {
+    switch (bytes) {
+      case 16:
+        return "uint4";
+      case 8:
+        return "uint2";
+      default:
+        return "unsigned";
+    }
+  }
+
+  static std::string word(const std::string& var, int bytes, int w) {
+    if (bytes == 4) return var;
+    static const char* const kMembers[] = {".x", ".y", ".z", ".w"};
+    return var + kMembers[w];
+  }
+
+  // The raw bits of element j of a vector-loaded value.
+  std::string element_bits(ValueId v, int j) const {
+    const int size = static_cast<int>(dtype_size(g_.node(v).dtype));
+    const std::string& var = vector_words_.at(v);
+    const int total = vector_bytes_of(v);
+    if (size == 8) {
+      return "(((unsigned long long)" + word(var, total, 2 * j + 1) + " << 32) | " + word(var, total, 2 * j) +
+             ")";
+    }
+    const int w = (j * size) / 4, shift = ((j * size) % 4) * 8;
+    std::string e = word(var, total, w);
+    if (shift) e = "(" + e + " >> " + std::to_string(shift) + ")";
+    if (size == 2) return "(" + e + " & 0xffffu)";
+    if (size == 1) return "(" + e + " & 0xffu)";
+    return e;
+  }
+
+  int vector_bytes_of(ValueId v) const {
+    return vector_width_ * static_cast<int>(dtype_size(g_.node(v).dtype));
   }
 
   // ---- row schedules ----------------------------------------------------------------
@@ -345,18 +540,20 @@ class KernelEmitter {
       case OpKind::kReduceMean:
         rc.acc_type = fp ? (dbl ? "double" : "float") : "long long";
         rc.identity = fp ? (dbl ? "0.0" : "0.0f") : "0LL";
-        rc.fn = fp ? +[](const std::string& a, const std::string& b) { return "(" + a + " + " + b + ")"; }
-                   : +[](const std::string& a, const std::string& b) {
-                       return "(long long)((unsigned long long)(" + a + ") + (unsigned long long)(" + b + "))";
-                     };
+        rc.fn =
+            fp ? +[](const std::string& a, const std::string& b) { return "(" + a + " + " + b + ")"; }
+               : +[](const std::string& a, const std::string& b) {
+                   return "(long long)((unsigned long long)(" + a + ") + (unsigned long long)(" + b + "))";
+                 };
         break;
       case OpKind::kReduceProd:
         rc.acc_type = fp ? (dbl ? "double" : "float") : "long long";
         rc.identity = fp ? (dbl ? "1.0" : "1.0f") : "1LL";
-        rc.fn = fp ? +[](const std::string& a, const std::string& b) { return "(" + a + " * " + b + ")"; }
-                   : +[](const std::string& a, const std::string& b) {
-                       return "(long long)((unsigned long long)(" + a + ") * (unsigned long long)(" + b + "))";
-                     };
+        rc.fn =
+            fp ? +[](const std::string& a, const std::string& b) { return "(" + a + " * " + b + ")"; }
+               : +[](const std::string& a, const std::string& b) {
+                   return "(long long)((unsigned long long)(" + a + ") * (unsigned long long)(" + b + "))";
+                 };
         break;
       case OpKind::kReduceMax:
       case OpKind::kReduceMin: {
@@ -367,24 +564,31 @@ class KernelEmitter {
                                       : "__longlong_as_double(0x7ff0000000000000LL)")
                             : (is_max ? "__int_as_float((int)0xff800000u)" : "__int_as_float(0x7f800000)");
           if (dbl) {
-            rc.fn = is_max ? +[](const std::string& a, const std::string& b) { return "fst_maxd(" + a + ", " + b + ")"; }
-                           : +[](const std::string& a, const std::string& b) { return "fst_mind(" + a + ", " + b + ")"; };
+            rc.fn = is_max ? +[](const std::string& a,
+                                 const std::string& b) { return "fst_maxd(" + a + ", " + b + ")"; }
+                           : +[](const std::string& a, const std::string& b) {
+                               return "fst_mind(" + a + ", " + b + ")";
+                             };
           } else {
-            rc.fn = is_max ? +[](const std::string& a, const std::string& b) { return "fst_maxf(" + a + ", " + b + ")"; }
-                           : +[](const std::string& a, const std::string& b) { return "fst_minf(" + a + ", " + b + ")"; };
+            rc.fn = is_max ? +[](const std::string& a,
+                                 const std::string& b) { return "fst_maxf(" + a + ", " + b + ")"; }
+                           : +[](const std::string& a, const std::string& b) {
+                               return "fst_minf(" + a + ", " + b + ")";
+                             };
           }
         } else {
           rc.identity = literal(t, Scalar{0, is_max ? integer_min(t) : integer_max(t)});
-          rc.fn = is_max ? +[](const std::string& a, const std::string& b) {
-            return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
-          }
-                         : +[](const std::string& a, const std::string& b) {
-                             return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
-                           };
+          rc.fn =
+              is_max ? +[](const std::string& a,
+                           const std::string& b) { return "(" + a + " > " + b + " ? " + a + " : " + b + ")"; }
+                     : +[](const std::string& a, const std::string& b) {
+                         return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+                       };
         }
         break;
       }
-      default: fail(StatusCode::kInternal, "codegen: not a reduction");
+      default:
+        fail(StatusCode::kInternal, "codegen: not a reduction");
     }
     return rc;
   }
@@ -417,9 +621,9 @@ class KernelEmitter {
 
   void emit_row_values(int level) {
     for (ValueId v : s_.members) {
-      if (s_.role.at(v) != ValueRole::kRow || s_.level.at(v) != level) continue;
+      if (s_.role(v) != ValueRole::kRow || s_.level(v) != level) continue;
       if (op_family(g_.node(v).op) == OpFamily::kReduce) continue;  // finalized after its pass
-      const std::string value = s_.pure.at(v) ? value_at(v, kRowIndex) : compute(v, kRowIndex);
+      const std::string value = s_.pure(v) ? value_at(v, kRowIndex) : compute(v, kRowIndex);
       row_vars_[v] = value;
       scope_[std::make_pair(v, std::string(kRowIndex))] = value;
     }
@@ -428,7 +632,7 @@ class KernelEmitter {
 
   void store_row_values(int level) {
     for (ValueId v : s_.stored) {
-      if (s_.role.at(v) != ValueRole::kRow || s_.level.at(v) != level) continue;
+      if (s_.role(v) != ValueRole::kRow || s_.level(v) != level) continue;
       line("if (row_ok && lane == 0) {");
       ++indent_;
       store(v, kRowIndex, row_vars_.count(v) ? row_vars_[v] : value_at(v, kRowIndex));
@@ -441,14 +645,18 @@ class KernelEmitter {
     const int T = s_.threads_per_row;
     if (T == 1) return;
     const int warp_width = T < 32 ? T : 32;
-    line("for (int o = " + std::to_string(warp_width / 2) + "; o > 0; o >>= 1) " + acc + " = " +
-         rc.combine(acc, "__shfl_xor_sync(0xffffffffu, " + acc + ", o)") + ";");
+    // One shuffle per step, outside the combine: every lane must reach the same call.
+    line("for (int o = " + std::to_string(warp_width / 2) + "; o > 0; o >>= 1) {");
+    line("  const " + rc.acc_type + " other = __shfl_xor_sync(0xffffffffu, " + acc + ", o);");
+    line("  " + acc + " = " + rc.combine(acc, "other") + ";");
+    line("}");
     if (T <= 32) return;
     const std::string smem = "fst_red_" + smem_suffix(rc.acc_type);
     line("if (lane % 32 == 0) " + smem + "[lane / 32] = " + acc + ";");
     line("__syncthreads();");
     line(acc + " = " + smem + "[0];");
-    line("for (int w = 1; w < " + std::to_string(T / 32) + "; ++w) " + acc + " = " + rc.combine(acc, smem + "[w]") + ";");
+    line("for (int w = 1; w < " + std::to_string(T / 32) + "; ++w) " + acc + " = " +
+         rc.combine(acc, smem + "[w]") + ";");
     line("__syncthreads();");
   }
 
@@ -493,10 +701,12 @@ class KernelEmitter {
     std::set<std::string> smem_types;
     if (T > 32) {
       for (ValueId v : s_.members) {
-        if (op_family(g_.node(v).op) == OpFamily::kReduce) smem_types.insert(reduce_code(g_.node(v)).acc_type);
+        if (op_family(g_.node(v).op) == OpFamily::kReduce)
+          smem_types.insert(reduce_code(g_.node(v)).acc_type);
       }
     }
-    for (const std::string& type : smem_types) line("FST_SHARED(" + type + ", fst_red_" + smem_suffix(type) + ", 32);");
+    for (const std::string& type : smem_types)
+      line("FST_SHARED(" + type + ", fst_red_" + smem_suffix(type) + ", 32);");
     line("const int lane = threadIdx.x % " + std::to_string(T) + ";");
     line("const long long slot = threadIdx.x / " + std::to_string(T) + ";");
     line("for (long long row_base = (long long)blockIdx.x * " + num(rows_per_block) + "; row_base < " +
@@ -515,7 +725,7 @@ class KernelEmitter {
     for (int pass = 0; pass < s_.phases; ++pass) {
       std::vector<ValueId> reduces;
       for (ValueId v : s_.members) {
-        if (op_family(g_.node(v).op) == OpFamily::kReduce && s_.level.at(v) == pass + 1) reduces.push_back(v);
+        if (op_family(g_.node(v).op) == OpFamily::kReduce && s_.level(v) == pass + 1) reduces.push_back(v);
       }
       for (ValueId v : reduces) {
         ReduceCode rc = reduce_code(g_.node(v));
@@ -536,7 +746,8 @@ class KernelEmitter {
         allreduce(rc, acc);
         std::string result = acc;
         if (n.op == OpKind::kReduceMean) {
-          result = "(" + acc + " / " + (computes_in_double(n.dtype) ? "(double)" : "(float)") + num(s_.cols) + ")";
+          result =
+              "(" + acc + " / " + (computes_in_double(n.dtype) ? "(double)" : "(float)") + num(s_.cols) + ")";
         }
         const std::string name = "r" + std::to_string(v);
         line("const " + std::string(compute_type(n.dtype)) + " " + name + " = " +
@@ -547,11 +758,11 @@ class KernelEmitter {
       emit_row_values(pass + 1);
     }
     bool stores_elements = false;
-    for (ValueId v : s_.stored) stores_elements = stores_elements || s_.role.at(v) == ValueRole::kElement;
+    for (ValueId v : s_.stored) stores_elements = stores_elements || s_.role(v) == ValueRole::kElement;
     if (stores_elements) {
       element_loop([&] {
         for (ValueId v : s_.stored) {
-          if (s_.role.at(v) == ValueRole::kElement) store(v, kElement, value_at(v, kElement));
+          if (s_.role(v) == ValueRole::kElement) store(v, kElement, value_at(v, kElement));
         }
       });
     }
@@ -569,6 +780,9 @@ class KernelEmitter {
   std::set<ValueId> members_;
   std::set<ValueId> cached_;
   std::set<ValueId> inlined_;
+  std::map<ValueId, std::string> vector_words_;  // vector-loaded values of the current vector step
+  int vector_lane_ = -1;                         // element of the vector step being emitted
+  int vector_width_ = 1;
   std::set<ValueId> cache_ready_;
   std::set<ValueId> cache_loaded_this_pass_;
   std::map<ValueId, std::string> load_ptr_;

@@ -8,7 +8,8 @@ namespace fstitch {
 namespace {
 
 void require_operand(const Graph& g, ValueId id) {
-  if (!g.contains(id)) fail(StatusCode::kInvalidArgument, "operand %" + std::to_string(id) + " does not exist");
+  if (!g.contains(id))
+    fail(StatusCode::kInvalidArgument, "operand %" + std::to_string(id) + " does not exist");
 }
 
 void require_operand_count(const Node& n, size_t count) {
@@ -29,15 +30,16 @@ void require_dtype(const Graph& g, OpKind op, ValueId id) {
 
 void require_same_dtype(const Graph& g, OpKind op, ValueId a, ValueId b) {
   if (g.node(a).dtype != g.node(b).dtype) {
-    fail(StatusCode::kDtype, std::string(op_name(op)) + " needs operands of one dtype, but " + describe_value(g, a) +
-                                 " and " + describe_value(g, b) + " differ; insert a cast");
+    fail(StatusCode::kDtype, std::string(op_name(op)) + " needs operands of one dtype, but " +
+                                 describe_value(g, a) + " and " + describe_value(g, b) +
+                                 " differ; insert a cast");
   }
 }
 
 void require_same_dims(const Graph& g, OpKind op, ValueId a, ValueId b) {
   if (g.node(a).dims != g.node(b).dims) {
-    fail(StatusCode::kShape, std::string(op_name(op)) + " needs operands of one shape, but " + describe_value(g, a) +
-                                 " and " + describe_value(g, b) + " differ");
+    fail(StatusCode::kShape, std::string(op_name(op)) + " needs operands of one shape, but " +
+                                 describe_value(g, a) + " and " + describe_value(g, b) + " differ");
   }
 }
 
@@ -81,7 +83,8 @@ void validate_io_name(const std::string& name, const std::string& what) {
   for (unsigned char c : name) {
     if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
       fail(StatusCode::kInvalidArgument,
-           what + " name \"" + name + "\" has a character that is not printable ASCII or is a quote/backslash");
+           what + " name \"" + name +
+               "\" has a character that is not printable ASCII or is a quote/backslash");
     }
   }
 }
@@ -89,8 +92,8 @@ void validate_io_name(const std::string& name, const std::string& what) {
 void validate_opaque_name(const std::string& name) {
   if (name.empty()) fail(StatusCode::kInvalidArgument, "opaque operation name is empty");
   for (unsigned char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-              c == '-';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '.' || c == '-';
     if (!ok) {
       fail(StatusCode::kInvalidArgument,
            "opaque operation name \"" + name + "\" may contain only letters, digits, '_', '.' and '-'");
@@ -128,8 +131,8 @@ ValueType infer_type(const Graph& g, const Node& n) {
     case OpFamily::kSelect: {
       require_operand_count(n, 3);
       if (g.node(n.operands[0]).dtype != DType::kBool) {
-        fail(StatusCode::kDtype, "select needs a bool condition, but " + describe_value(g, n.operands[0]) + " is " +
-                                     dtype_name(g.node(n.operands[0]).dtype));
+        fail(StatusCode::kDtype, "select needs a bool condition, but " + describe_value(g, n.operands[0]) +
+                                     " is " + dtype_name(g.node(n.operands[0]).dtype));
       }
       require_same_dtype(g, n.op, n.operands[1], n.operands[2]);
       require_same_dims(g, n.op, n.operands[0], n.operands[1]);
@@ -156,7 +159,8 @@ ValueType infer_type(const Graph& g, const Node& n) {
       require_dtype(g, n.op, n.operands[0]);
       const Node& x = g.node(n.operands[0]);
       const auto rank = static_cast<int64_t>(x.dims.size());
-      if (rank == 0) fail(StatusCode::kShape, op + " of a scalar " + describe_value(g, n.operands[0]) + " has no axis");
+      if (rank == 0)
+        fail(StatusCode::kShape, op + " of a scalar " + describe_value(g, n.operands[0]) + " has no axis");
       if (n.axes.empty()) fail(StatusCode::kShape, op + " needs at least one axis");
       for (size_t i = 0; i < n.axes.size(); ++i) {
         if (n.axes[i] < 0 || n.axes[i] >= rank) {
@@ -216,8 +220,8 @@ ValueType infer_type(const Graph& g, const Node& n) {
       validate_dims(n.dims, "iota shape");
       if (n.dims.empty()) fail(StatusCode::kShape, "iota needs rank at least 1");
       if (n.axis < 0 || n.axis >= static_cast<int64_t>(n.dims.size())) {
-        fail(StatusCode::kShape, "iota axis " + std::to_string(n.axis) + " is out of range for shape " +
-                                     dims_to_string(n.dims));
+        fail(StatusCode::kShape,
+             "iota axis " + std::to_string(n.axis) + " is out of range for shape " + dims_to_string(n.dims));
       }
       return {n.dtype, n.dims};
     }
@@ -232,7 +236,8 @@ ValueType infer_type(const Graph& g, const Node& n) {
 ValueId build_input(Graph& g, const std::string& name, DType dtype, const Dims& dims) {
   validate_io_name(name, "input");
   for (ValueId id : g.inputs()) {
-    if (g.node(id).name == name) fail(StatusCode::kInvalidArgument, "an input named \"" + name + "\" already exists");
+    if (g.node(id).name == name)
+      fail(StatusCode::kInvalidArgument, "an input named \"" + name + "\" already exists");
   }
   Node n;
   n.op = OpKind::kInput;
@@ -319,9 +324,9 @@ ValueId build_reduce(Graph& g, OpKind op, ValueId x, const std::vector<int64_t>&
   std::vector<int64_t> normalized;
   for (int64_t axis : axes) {
     if (axis < -rank || axis >= rank) {
-      fail(StatusCode::kShape, std::string(op_name(op)) + ": axis " + std::to_string(axis) + " is out of range for " +
-                                   describe_value(g, x) + " (valid: " + std::to_string(-rank) + ".." +
-                                   std::to_string(rank - 1) + ")");
+      fail(StatusCode::kShape, std::string(op_name(op)) + ": axis " + std::to_string(axis) +
+                                   " is out of range for " + describe_value(g, x) + " (valid: " +
+                                   std::to_string(-rank) + ".." + std::to_string(rank - 1) + ")");
     }
     int64_t a = axis < 0 ? axis + rank : axis;
     if (std::find(normalized.begin(), normalized.end(), a) != normalized.end()) {
@@ -345,7 +350,8 @@ ValueId build_reshape(Graph& g, ValueId x, const Dims& dims) {
   int64_t known = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
-      if (inferred >= 0) fail(StatusCode::kShape, "reshape target " + dims_to_string(dims) + " has more than one -1");
+      if (inferred >= 0)
+        fail(StatusCode::kShape, "reshape target " + dims_to_string(dims) + " has more than one -1");
       inferred = static_cast<int>(i);
     } else if (dims[i] >= 1 && known <= INT64_MAX / dims[i]) {
       known *= dims[i];
@@ -399,7 +405,8 @@ void build_output(Graph& g, const std::string& name, ValueId value) {
   validate_io_name(name, "output");
   require_operand(g, value);
   for (const GraphOutput& out : g.outputs()) {
-    if (out.name == name) fail(StatusCode::kInvalidArgument, "an output named \"" + name + "\" already exists");
+    if (out.name == name)
+      fail(StatusCode::kInvalidArgument, "an output named \"" + name + "\" already exists");
   }
   g.add_output(name, value);
 }

@@ -18,7 +18,8 @@ ValueId Graph::append(Node node) {
 
 std::string describe_value(const Graph& graph, ValueId id) {
   const Node& n = graph.node(id);
-  return "%" + std::to_string(id) + " (" + op_name(n.op) + ", " + dtype_name(n.dtype) + dims_to_string(n.dims) + ")";
+  return "%" + std::to_string(id) + " (" + op_name(n.op) + ", " + dtype_name(n.dtype) +
+         dims_to_string(n.dims) + ")";
 }
 
 }  // namespace fstitch

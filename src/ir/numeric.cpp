@@ -12,7 +12,7 @@ namespace {
 // powers of two is exact and rint rounds to nearest even.
 uint32_t round_magnitude(double a, int mantissa_bits, int exponent_bits, int bias) {
   const int max_biased = (1 << exponent_bits) - 1;  // all ones: inf / nan
-  const int min_exp = 1 - bias;                       // exponent of the smallest normal
+  const int min_exp = 1 - bias;                     // exponent of the smallest normal
   const uint32_t inf_bits = static_cast<uint32_t>(max_biased) << mantissa_bits;
   if (std::isinf(a)) return inf_bits;
   if (a == 0) return 0;
@@ -46,7 +46,8 @@ double decode(uint32_t bits, int mantissa_bits, int exponent_bits, int bias) {
   } else if (exp == 0) {
     value = std::ldexp(static_cast<double>(frac), 1 - bias - mantissa_bits);
   } else {
-    value = std::ldexp(static_cast<double>(frac + (1u << mantissa_bits)), static_cast<int>(exp) - bias - mantissa_bits);
+    value = std::ldexp(static_cast<double>(frac + (1u << mantissa_bits)),
+                       static_cast<int>(exp) - bias - mantissa_bits);
   }
   return sign ? -value : value;
 }
@@ -72,28 +73,46 @@ double i64_to_f64_for_rounding(int64_t x) {
 
 }  // namespace
 
-uint16_t f64_to_f16_bits(double x) { return encode16(x, 10, 5, 15, 0x7E00); }
-double f16_bits_to_f64(uint16_t bits) { return decode(bits, 10, 5, 15); }
-uint16_t f64_to_bf16_bits(double x) { return encode16(x, 7, 8, 127, 0x7FC0); }
-double bf16_bits_to_f64(uint16_t bits) { return decode(bits, 7, 8, 127); }
+uint16_t f64_to_f16_bits(double x) {
+  return encode16(x, 10, 5, 15, 0x7E00);
+}
+double f16_bits_to_f64(uint16_t bits) {
+  return decode(bits, 10, 5, 15);
+}
+uint16_t f64_to_bf16_bits(double x) {
+  return encode16(x, 7, 8, 127, 0x7FC0);
+}
+double bf16_bits_to_f64(uint16_t bits) {
+  return decode(bits, 7, 8, 127);
+}
 
 double round_to_float_dtype(double x, DType dtype) {
   switch (dtype) {
-    case DType::kF64: return x;
-    case DType::kF32: return static_cast<double>(static_cast<float>(x));
-    case DType::kF16: return f16_bits_to_f64(f64_to_f16_bits(x));
-    case DType::kBF16: return bf16_bits_to_f64(f64_to_bf16_bits(x));
-    default: return x;
+    case DType::kF64:
+      return x;
+    case DType::kF32:
+      return static_cast<double>(static_cast<float>(x));
+    case DType::kF16:
+      return f16_bits_to_f64(f64_to_f16_bits(x));
+    case DType::kBF16:
+      return bf16_bits_to_f64(f64_to_bf16_bits(x));
+    default:
+      return x;
   }
 }
 
 int64_t wrap_to_integer_dtype(int64_t x, DType dtype) {
   switch (dtype) {
-    case DType::kI8: return static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint64_t>(x)));
-    case DType::kU8: return static_cast<uint8_t>(static_cast<uint64_t>(x));
-    case DType::kI32: return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(x)));
-    case DType::kBool: return x != 0 ? 1 : 0;
-    default: return x;
+    case DType::kI8:
+      return static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint64_t>(x)));
+    case DType::kU8:
+      return static_cast<uint8_t>(static_cast<uint64_t>(x));
+    case DType::kI32:
+      return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(x)));
+    case DType::kBool:
+      return x != 0 ? 1 : 0;
+    default:
+      return x;
   }
 }
 
@@ -141,18 +160,60 @@ Scalar cast_scalar(Scalar x, DType from, DType to) {
 }
 
 Scalar load_scalar(const void* base, int64_t index, DType dtype) {
-  const unsigned char* p = static_cast<const unsigned char*>(base) + index * static_cast<int64_t>(dtype_size(dtype));
+  const unsigned char* p =
+      static_cast<const unsigned char*>(base) + index * static_cast<int64_t>(dtype_size(dtype));
   Scalar s;
   switch (dtype) {
-    case DType::kF32: { float v; std::memcpy(&v, p, 4); s.f = v; break; }
-    case DType::kF64: { std::memcpy(&s.f, p, 8); break; }
-    case DType::kF16: { uint16_t v; std::memcpy(&v, p, 2); s.f = f16_bits_to_f64(v); break; }
-    case DType::kBF16: { uint16_t v; std::memcpy(&v, p, 2); s.f = bf16_bits_to_f64(v); break; }
-    case DType::kI8: { int8_t v; std::memcpy(&v, p, 1); s.i = v; break; }
-    case DType::kU8: { uint8_t v; std::memcpy(&v, p, 1); s.i = v; break; }
-    case DType::kI32: { int32_t v; std::memcpy(&v, p, 4); s.i = v; break; }
-    case DType::kI64: { std::memcpy(&s.i, p, 8); break; }
-    case DType::kBool: { uint8_t v; std::memcpy(&v, p, 1); s.i = v != 0 ? 1 : 0; break; }
+    case DType::kF32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      s.f = v;
+      break;
+    }
+    case DType::kF64: {
+      std::memcpy(&s.f, p, 8);
+      break;
+    }
+    case DType::kF16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      s.f = f16_bits_to_f64(v);
+      break;
+    }
+    case DType::kBF16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      s.f = bf16_bits_to_f64(v);
+      break;
+    }
+    case DType::kI8: {
+      int8_t v;
+      std::memcpy(&v, p, 1);
+      s.i = v;
+      break;
+    }
+    case DType::kU8: {
+      uint8_t v;
+      std::memcpy(&v, p, 1);
+      s.i = v;
+      break;
+    }
+    case DType::kI32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      s.i = v;
+      break;
+    }
+    case DType::kI64: {
+      std::memcpy(&s.i, p, 8);
+      break;
+    }
+    case DType::kBool: {
+      uint8_t v;
+      std::memcpy(&v, p, 1);
+      s.i = v != 0 ? 1 : 0;
+      break;
+    }
   }
   return s;
 }
@@ -160,15 +221,49 @@ Scalar load_scalar(const void* base, int64_t index, DType dtype) {
 void store_scalar(void* base, int64_t index, DType dtype, Scalar value) {
   unsigned char* p = static_cast<unsigned char*>(base) + index * static_cast<int64_t>(dtype_size(dtype));
   switch (dtype) {
-    case DType::kF32: { float v = static_cast<float>(value.f); std::memcpy(p, &v, 4); break; }
-    case DType::kF64: { std::memcpy(p, &value.f, 8); break; }
-    case DType::kF16: { uint16_t v = f64_to_f16_bits(value.f); std::memcpy(p, &v, 2); break; }
-    case DType::kBF16: { uint16_t v = f64_to_bf16_bits(value.f); std::memcpy(p, &v, 2); break; }
-    case DType::kI8: { int8_t v = static_cast<int8_t>(value.i); std::memcpy(p, &v, 1); break; }
-    case DType::kU8: { uint8_t v = static_cast<uint8_t>(value.i); std::memcpy(p, &v, 1); break; }
-    case DType::kI32: { int32_t v = static_cast<int32_t>(value.i); std::memcpy(p, &v, 4); break; }
-    case DType::kI64: { std::memcpy(p, &value.i, 8); break; }
-    case DType::kBool: { uint8_t v = value.i != 0 ? 1 : 0; std::memcpy(p, &v, 1); break; }
+    case DType::kF32: {
+      float v = static_cast<float>(value.f);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case DType::kF64: {
+      std::memcpy(p, &value.f, 8);
+      break;
+    }
+    case DType::kF16: {
+      uint16_t v = f64_to_f16_bits(value.f);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case DType::kBF16: {
+      uint16_t v = f64_to_bf16_bits(value.f);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case DType::kI8: {
+      int8_t v = static_cast<int8_t>(value.i);
+      std::memcpy(p, &v, 1);
+      break;
+    }
+    case DType::kU8: {
+      uint8_t v = static_cast<uint8_t>(value.i);
+      std::memcpy(p, &v, 1);
+      break;
+    }
+    case DType::kI32: {
+      int32_t v = static_cast<int32_t>(value.i);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case DType::kI64: {
+      std::memcpy(p, &value.i, 8);
+      break;
+    }
+    case DType::kBool: {
+      uint8_t v = value.i != 0 ? 1 : 0;
+      std::memcpy(p, &v, 1);
+      break;
+    }
   }
 }
 

@@ -10,7 +10,6 @@ struct OpInfo {
   OpFamily family;
 };
 
-
 const OpInfo kOps[] = {
 #define FSTITCH_UNARY(name, text, rule) {OpKind::name, text, rule, OpFamily::kUnary},
     FSTITCH_UNARY_OPS(FSTITCH_UNARY)
@@ -34,7 +33,9 @@ const OpInfo kOps[] = {
 
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(kOpCount), "op table incomplete");
 
-const OpInfo& info(OpKind kind) { return kOps[static_cast<int>(kind)]; }
+const OpInfo& info(OpKind kind) {
+  return kOps[static_cast<int>(kind)];
+}
 
 constexpr int kUnaryCount = 0
 #define FSTITCH_COUNT(name, text, rule) +1
@@ -45,9 +46,15 @@ constexpr int kReduceCount = 0 FSTITCH_REDUCE_OPS(FSTITCH_COUNT);
 
 }  // namespace
 
-OpFamily op_family(OpKind kind) { return info(kind).family; }
-const char* op_name(OpKind kind) { return info(kind).name; }
-DTypeRule op_dtype_rule(OpKind kind) { return info(kind).rule; }
+OpFamily op_family(OpKind kind) {
+  return info(kind).family;
+}
+const char* op_name(OpKind kind) {
+  return info(kind).name;
+}
+DTypeRule op_dtype_rule(OpKind kind) {
+  return info(kind).rule;
+}
 
 std::optional<OpKind> parse_op_name(std::string_view name) {
   for (const OpInfo& op : kOps) {
@@ -58,18 +65,24 @@ std::optional<OpKind> parse_op_name(std::string_view name) {
 
 bool dtype_accepted(DTypeRule rule, DType dtype) {
   switch (rule) {
-    case DTypeRule::kAny: return true;
-    case DTypeRule::kNumeric: return !is_bool(dtype);
-    case DTypeRule::kFloat: return is_float(dtype);
+    case DTypeRule::kAny:
+      return true;
+    case DTypeRule::kNumeric:
+      return !is_bool(dtype);
+    case DTypeRule::kFloat:
+      return is_float(dtype);
   }
   return false;
 }
 
 const char* dtype_rule_description(DTypeRule rule) {
   switch (rule) {
-    case DTypeRule::kAny: return "any dtype";
-    case DTypeRule::kNumeric: return "a numeric dtype (not bool)";
-    case DTypeRule::kFloat: return "a floating-point dtype (f32, f16, bf16, f64)";
+    case DTypeRule::kAny:
+      return "any dtype";
+    case DTypeRule::kNumeric:
+      return "a numeric dtype (not bool)";
+    case DTypeRule::kFloat:
+      return "a floating-point dtype (f32, f16, bf16, f64)";
   }
   return "?";
 }
@@ -84,8 +97,10 @@ bool op_yields_bool(OpKind kind) {
     case OpKind::kGt:
     case OpKind::kGe:
     case OpKind::kLogicalAnd:
-    case OpKind::kLogicalOr: return true;
-    default: return false;
+    case OpKind::kLogicalOr:
+      return true;
+    default:
+      return false;
   }
 }
 

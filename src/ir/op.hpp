@@ -12,62 +12,62 @@ namespace fstitch {
 
 // X-macro lists keep the enum, the names and the public enums in one place.
 // Columns: enumerator, text name, accepted dtypes.
-#define FSTITCH_UNARY_OPS(X)                       \
-  X(kNeg, "neg", DTypeRule::kNumeric)              \
-  X(kAbs, "abs", DTypeRule::kNumeric)              \
-  X(kExp, "exp", DTypeRule::kFloat)                \
-  X(kLog, "log", DTypeRule::kFloat)                \
-  X(kSqrt, "sqrt", DTypeRule::kFloat)              \
-  X(kRsqrt, "rsqrt", DTypeRule::kFloat)            \
-  X(kReciprocal, "reciprocal", DTypeRule::kFloat)  \
-  X(kTanh, "tanh", DTypeRule::kFloat)              \
-  X(kSigmoid, "sigmoid", DTypeRule::kFloat)        \
-  X(kRelu, "relu", DTypeRule::kNumeric)            \
-  X(kGelu, "gelu", DTypeRule::kFloat)              \
-  X(kGeluTanh, "gelu_tanh", DTypeRule::kFloat)     \
-  X(kSilu, "silu", DTypeRule::kFloat)              \
-  X(kErf, "erf", DTypeRule::kFloat)                \
-  X(kSin, "sin", DTypeRule::kFloat)                \
-  X(kCos, "cos", DTypeRule::kFloat)                \
-  X(kFloor, "floor", DTypeRule::kFloat)            \
-  X(kCeil, "ceil", DTypeRule::kFloat)              \
-  X(kRound, "round", DTypeRule::kFloat)            \
-  X(kSign, "sign", DTypeRule::kNumeric)            \
+#define FSTITCH_UNARY_OPS(X)                      \
+  X(kNeg, "neg", DTypeRule::kNumeric)             \
+  X(kAbs, "abs", DTypeRule::kNumeric)             \
+  X(kExp, "exp", DTypeRule::kFloat)               \
+  X(kLog, "log", DTypeRule::kFloat)               \
+  X(kSqrt, "sqrt", DTypeRule::kFloat)             \
+  X(kRsqrt, "rsqrt", DTypeRule::kFloat)           \
+  X(kReciprocal, "reciprocal", DTypeRule::kFloat) \
+  X(kTanh, "tanh", DTypeRule::kFloat)             \
+  X(kSigmoid, "sigmoid", DTypeRule::kFloat)       \
+  X(kRelu, "relu", DTypeRule::kNumeric)           \
+  X(kGelu, "gelu", DTypeRule::kFloat)             \
+  X(kGeluTanh, "gelu_tanh", DTypeRule::kFloat)    \
+  X(kSilu, "silu", DTypeRule::kFloat)             \
+  X(kErf, "erf", DTypeRule::kFloat)               \
+  X(kSin, "sin", DTypeRule::kFloat)               \
+  X(kCos, "cos", DTypeRule::kFloat)               \
+  X(kFloor, "floor", DTypeRule::kFloat)           \
+  X(kCeil, "ceil", DTypeRule::kFloat)             \
+  X(kRound, "round", DTypeRule::kFloat)           \
+  X(kSign, "sign", DTypeRule::kNumeric)           \
   X(kLogicalNot, "logical_not", DTypeRule::kAny)
 
-#define FSTITCH_BINARY_OPS(X)                     \
-  X(kAdd, "add", DTypeRule::kNumeric)             \
-  X(kSub, "sub", DTypeRule::kNumeric)             \
-  X(kMul, "mul", DTypeRule::kNumeric)             \
-  X(kDiv, "div", DTypeRule::kNumeric)             \
-  X(kPow, "pow", DTypeRule::kFloat)               \
-  X(kMax, "max", DTypeRule::kAny)                 \
-  X(kMin, "min", DTypeRule::kAny)                 \
-  X(kEq, "eq", DTypeRule::kAny)                   \
-  X(kNe, "ne", DTypeRule::kAny)                   \
-  X(kLt, "lt", DTypeRule::kAny)                   \
-  X(kLe, "le", DTypeRule::kAny)                   \
-  X(kGt, "gt", DTypeRule::kAny)                   \
-  X(kGe, "ge", DTypeRule::kAny)                   \
-  X(kLogicalAnd, "logical_and", DTypeRule::kAny)  \
+#define FSTITCH_BINARY_OPS(X)                    \
+  X(kAdd, "add", DTypeRule::kNumeric)            \
+  X(kSub, "sub", DTypeRule::kNumeric)            \
+  X(kMul, "mul", DTypeRule::kNumeric)            \
+  X(kDiv, "div", DTypeRule::kNumeric)            \
+  X(kPow, "pow", DTypeRule::kFloat)              \
+  X(kMax, "max", DTypeRule::kAny)                \
+  X(kMin, "min", DTypeRule::kAny)                \
+  X(kEq, "eq", DTypeRule::kAny)                  \
+  X(kNe, "ne", DTypeRule::kAny)                  \
+  X(kLt, "lt", DTypeRule::kAny)                  \
+  X(kLe, "le", DTypeRule::kAny)                  \
+  X(kGt, "gt", DTypeRule::kAny)                  \
+  X(kGe, "ge", DTypeRule::kAny)                  \
+  X(kLogicalAnd, "logical_and", DTypeRule::kAny) \
   X(kLogicalOr, "logical_or", DTypeRule::kAny)
 
-#define FSTITCH_REDUCE_OPS(X)                       \
-  X(kReduceSum, "reduce_sum", DTypeRule::kNumeric)  \
-  X(kReduceMean, "reduce_mean", DTypeRule::kFloat)  \
-  X(kReduceMax, "reduce_max", DTypeRule::kAny)      \
-  X(kReduceMin, "reduce_min", DTypeRule::kAny)      \
+#define FSTITCH_REDUCE_OPS(X)                      \
+  X(kReduceSum, "reduce_sum", DTypeRule::kNumeric) \
+  X(kReduceMean, "reduce_mean", DTypeRule::kFloat) \
+  X(kReduceMax, "reduce_max", DTypeRule::kAny)     \
+  X(kReduceMin, "reduce_min", DTypeRule::kAny)     \
   X(kReduceProd, "reduce_prod", DTypeRule::kNumeric)
 
-#define FSTITCH_OTHER_OPS(X)                     \
-  X(kInput, "input", DTypeRule::kAny)            \
-  X(kConstant, "constant", DTypeRule::kAny)      \
-  X(kSelect, "select", DTypeRule::kAny)          \
-  X(kCast, "cast", DTypeRule::kAny)              \
-  X(kBroadcast, "broadcast", DTypeRule::kAny)    \
-  X(kReshape, "reshape", DTypeRule::kAny)        \
-  X(kPermute, "permute", DTypeRule::kAny)        \
-  X(kIota, "iota", DTypeRule::kNumeric)          \
+#define FSTITCH_OTHER_OPS(X)                  \
+  X(kInput, "input", DTypeRule::kAny)         \
+  X(kConstant, "constant", DTypeRule::kAny)   \
+  X(kSelect, "select", DTypeRule::kAny)       \
+  X(kCast, "cast", DTypeRule::kAny)           \
+  X(kBroadcast, "broadcast", DTypeRule::kAny) \
+  X(kReshape, "reshape", DTypeRule::kAny)     \
+  X(kPermute, "permute", DTypeRule::kAny)     \
+  X(kIota, "iota", DTypeRule::kNumeric)       \
   X(kOpaque, "opaque", DTypeRule::kAny)
 
 // Which operand dtypes an operation accepts.
@@ -85,8 +85,20 @@ enum class OpKind : uint8_t {
           kCount
 };
 
-enum class OpFamily : uint8_t { kUnary, kBinary, kReduce, kInput, kConstant, kSelect, kCast, kBroadcast,
-                                kReshape, kPermute, kIota, kOpaque };
+enum class OpFamily : uint8_t {
+  kUnary,
+  kBinary,
+  kReduce,
+  kInput,
+  kConstant,
+  kSelect,
+  kCast,
+  kBroadcast,
+  kReshape,
+  kPermute,
+  kIota,
+  kOpaque
+};
 
 constexpr int kOpCount = static_cast<int>(OpKind::kCount);
 

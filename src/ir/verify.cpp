@@ -25,14 +25,15 @@ void verify_graph(const Graph& graph) {
     }
     if (t.dtype != n.dtype || t.dims != n.dims) {
       fail(StatusCode::kInternal, "value %" + std::to_string(i) + " is recorded as " + dtype_name(n.dtype) +
-                                      dims_to_string(n.dims) + " but its operation yields " + dtype_name(t.dtype) +
-                                      dims_to_string(t.dims));
+                                      dims_to_string(n.dims) + " but its operation yields " +
+                                      dtype_name(t.dtype) + dims_to_string(t.dims));
     }
     if (n.op == OpKind::kInput && !input_names.insert(n.name).second) {
       fail(StatusCode::kInvalidArgument, "two inputs are named \"" + n.name + "\"");
     }
   }
-  if (graph.outputs().empty()) fail(StatusCode::kInvalidArgument, "the graph has no outputs (add one with fst_output)");
+  if (graph.outputs().empty())
+    fail(StatusCode::kInvalidArgument, "the graph has no outputs (add one with fst_output)");
   std::set<std::string> output_names;
   for (const GraphOutput& out : graph.outputs()) {
     if (!graph.contains(out.value)) {

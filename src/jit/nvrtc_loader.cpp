@@ -33,9 +33,9 @@ std::string last_dlerror() {
 
 }  // namespace
 
-Nvrtc::~Nvrtc() {
-  if (handle_ != nullptr) dlclose(handle_);
-}
+// NVRTC stays loaded for the life of the process: unloading a library with its own C++
+// runtime and thread-local state is unsafe, and a reload would cost its initialization again.
+Nvrtc::~Nvrtc() = default;
 
 std::string Nvrtc::version_string() const {
   return std::to_string(version_major_) + "." + std::to_string(version_minor_);

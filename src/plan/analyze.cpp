@@ -3,11 +3,10 @@
 // value, a row value, or an index-pure value computed on demand.
 #include <algorithm>
 #include <cmath>
-#include <set>
-#include <unordered_set>
 
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
+#include "plan/scratch.hpp"
 
 namespace fstitch {
 namespace {
@@ -45,47 +44,73 @@ bool is_aligned_row_shape(const Dims& dims, const Dims& domain, const std::vecto
   return true;
 }
 
+int popcount64(uint64_t x) {
+  int n = 0;
+  for (; x; x &= x - 1) ++n;
+  return n;
+}
+
 size_t value_bytes(const Graph& g, ValueId id) {
   return static_cast<size_t>(element_count(g.node(id).dims)) * dtype_size(g.node(id).dtype);
 }
 
 }  // namespace
 
+int KernelSpec::index_of(ValueId v) const {
+  auto it = std::lower_bound(members.begin(), members.end(), v);
+  return it != members.end() && *it == v ? static_cast<int>(it - members.begin()) : -1;
+}
+
 const char* fusion_policy_name(FusionPolicy p) {
   switch (p) {
-    case FusionPolicy::kStitch: return "stitch";
-    case FusionPolicy::kLoop: return "loop";
-    case FusionPolicy::kNone: return "none";
+    case FusionPolicy::kStitch:
+      return "stitch";
+    case FusionPolicy::kLoop:
+      return "loop";
+    case FusionPolicy::kNone:
+      return "none";
   }
   return "?";
 }
 
 const char* value_role_name(ValueRole r) {
   switch (r) {
-    case ValueRole::kElement: return "element";
-    case ValueRole::kRow: return "row";
-    case ValueRole::kIndexed: return "indexed";
+    case ValueRole::kElement:
+      return "element";
+    case ValueRole::kRow:
+      return "row";
+    case ValueRole::kIndexed:
+      return "indexed";
   }
   return "?";
 }
 
 const char* schedule_kind_name(ScheduleKind s) {
   switch (s) {
-    case ScheduleKind::kElementwise: return "elementwise";
-    case ScheduleKind::kThreadPerRow: return "thread-per-row";
-    case ScheduleKind::kSubWarpPerRow: return "subwarp-per-row";
-    case ScheduleKind::kWarpPerRow: return "warp-per-row";
-    case ScheduleKind::kBlockPerRow: return "block-per-row";
+    case ScheduleKind::kElementwise:
+      return "elementwise";
+    case ScheduleKind::kThreadPerRow:
+      return "thread-per-row";
+    case ScheduleKind::kSubWarpPerRow:
+      return "subwarp-per-row";
+    case ScheduleKind::kWarpPerRow:
+      return "warp-per-row";
+    case ScheduleKind::kBlockPerRow:
+      return "block-per-row";
   }
   return "?";
 }
 
 const char* stitch_scheme_name(StitchScheme s) {
   switch (s) {
-    case StitchScheme::kLocal: return "local";
-    case StitchScheme::kWarp: return "warp";
-    case StitchScheme::kRegional: return "regional";
-    case StitchScheme::kGlobal: return "global";
+    case StitchScheme::kLocal:
+      return "local";
+    case StitchScheme::kWarp:
+      return "warp";
+    case StitchScheme::kRegional:
+      return "regional";
+    case StitchScheme::kGlobal:
+      return "global";
   }
   return "?";
 }
@@ -128,18 +153,24 @@ PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchP
     }
     switch (op_family(node.op)) {
       case OpFamily::kConstant:
-      case OpFamily::kIota: in.inlined[i] = true; break;
-      case OpFamily::kBroadcast: in.inlined[i] = sources_only; break;
+      case OpFamily::kIota:
+        in.inlined[i] = true;
+        break;
+      case OpFamily::kBroadcast:
+        in.inlined[i] = sources_only;
+        break;
       case OpFamily::kUnary:
       case OpFamily::kBinary:
       case OpFamily::kSelect: {
         // Arithmetic on constants only: free to recompute anywhere.
         bool constants_only = true;
-        for (ValueId op : node.operands) constants_only = constants_only && in.inlined[static_cast<size_t>(op)];
+        for (ValueId op : node.operands)
+          constants_only = constants_only && in.inlined[static_cast<size_t>(op)];
         in.inlined[i] = constants_only;
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   return in;
@@ -152,7 +183,8 @@ bool is_fusable(const PlanInputs& in, ValueId id) {
   return op != OpKind::kInput && op != OpKind::kConstant && op != OpKind::kOpaque;
 }
 
-bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, std::string* why_not) {
+bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out,
+                    std::string* why_not) {
   const Graph& g = *in.graph;
   auto reject = [&](const std::string& why) {
     if (why_not) *why_not = why;
@@ -161,7 +193,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   std::sort(members.begin(), members.end());
   members.erase(std::unique(members.begin(), members.end()), members.end());
   if (members.empty()) return reject("no operations");
-  std::unordered_set<ValueId> in_set(members.begin(), members.end());
+  const MemberIndex index(g.size(), members);
+  auto member = [&](ValueId v) { return index(v) >= 0; };
   for (ValueId v : members) {
     if (!is_fusable(in, v)) return reject("%" + std::to_string(v) + " cannot be a kernel member");
   }
@@ -172,7 +205,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   // Stored values: used after the kernel or graph outputs.
   for (ValueId v : members) {
     bool leaves = in.graph_output[static_cast<size_t>(v)];
-    for (ValueId u : in.users[static_cast<size_t>(v)]) leaves = leaves || !in_set.count(u);
+    for (ValueId u : in.users[static_cast<size_t>(v)]) leaves = leaves || !member(u);
     if (leaves) spec.stored.push_back(v);
   }
 
@@ -202,7 +235,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   spec.cols = element_count(spec.domain) / spec.rows;
   spec.contiguous_rows = true;
   for (size_t i = 0; i < spec.reduced_axes.size(); ++i) {
-    if (spec.reduced_axes[spec.reduced_axes.size() - 1 - i] != static_cast<int64_t>(spec.domain.size() - 1 - i)) {
+    if (spec.reduced_axes[spec.reduced_axes.size() - 1 - i] !=
+        static_cast<int64_t>(spec.domain.size() - 1 - i)) {
       spec.contiguous_rows = false;
     }
   }
@@ -216,7 +250,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       role = ValueRole::kRow;
     } else if (n.dims == spec.domain) {
       role = ValueRole::kElement;
-    } else if (has_reduction && (n.dims == row_dims || is_aligned_row_shape(n.dims, spec.domain, spec.reduced_axes))) {
+    } else if (has_reduction &&
+               (n.dims == row_dims || is_aligned_row_shape(n.dims, spec.domain, spec.reduced_axes))) {
       role = ValueRole::kRow;
     } else {
       role = ValueRole::kIndexed;
@@ -224,24 +259,27 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     bool pure = !reduce;
     int level = 0;
     for (ValueId op : n.operands) {
-      if (!in_set.count(op)) continue;
-      pure = pure && spec.pure[op];
-      level = std::max(level, spec.level[op]);
+      const int k = index(op);
+      if (k < 0) continue;
+      pure = pure && spec.pures[static_cast<size_t>(k)];
+      level = std::max(level, spec.levels[static_cast<size_t>(k)]);
     }
     if (reduce) level += 1;
-    spec.role[v] = role;
-    spec.pure[v] = pure;
-    spec.level[v] = level;
+    spec.roles.push_back(role);
+    spec.pures.push_back(pure ? 1 : 0);
+    spec.levels.push_back(level);
     spec.phases = std::max(spec.phases, level);
 
-    if (role == ValueRole::kIndexed && !pure) return reject("%" + std::to_string(v) + " has a shape off the kernel's grid");
+    if (role == ValueRole::kIndexed && !pure)
+      return reject("%" + std::to_string(v) + " has a shape off the kernel's grid");
     if (role == ValueRole::kIndexed && classify(g, v) == OpClass::kExpensiveElementwise &&
         element_count(n.dims) < element_count(spec.domain)) {
       return reject("expensive %" + std::to_string(v) + " would be recomputed across a broadcast");
     }
     for (ValueId op : n.operands) {
-      if (!in_set.count(op) || spec.pure[op]) continue;
-      const ValueRole from = spec.role[op];
+      const int k = index(op);
+      if (k < 0 || spec.pures[static_cast<size_t>(k)]) continue;
+      const ValueRole from = spec.roles[static_cast<size_t>(k)];
       bool ok = false;
       if (is_elementwise(n.op)) {
         ok = from == role || (from == ValueRole::kRow && spec.cols == 1);
@@ -255,27 +293,30 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       }
       if (!ok) {
         return reject("%" + std::to_string(op) + " (" + value_role_name(from) + ") cannot feed %" +
-                      std::to_string(v) + " (" + op_name(n.op) + ", " + value_role_name(role) + ") in one kernel");
+                      std::to_string(v) + " (" + op_name(n.op) + ", " + value_role_name(role) +
+                      ") in one kernel");
       }
     }
     if (in.policy == FusionPolicy::kLoop && reduce) {
       for (ValueId u : in.users[static_cast<size_t>(v)]) {
-        if (in_set.count(u)) return reject("loop fusion ends a kernel at each reduction");
+        if (member(u)) return reject("loop fusion ends a kernel at each reduction");
       }
     }
   }
   for (ValueId v : spec.stored) {
-    if (spec.role[v] == ValueRole::kIndexed) return reject("%" + std::to_string(v) + " leaves the kernel off its grid");
+    if (spec.role(v) == ValueRole::kIndexed)
+      return reject("%" + std::to_string(v) + " leaves the kernel off its grid");
   }
 
   // Loaded values, in first-use order.
-  std::set<ValueId> loaded_seen, inlined_seen;
+  SeenSet seen(g.size());
   std::vector<ValueId> pending;
   auto reach = [&](ValueId op) {
-    if (in_set.count(op)) return;
+    if (member(op) || !seen.insert(op)) return;
     if (in.inlined[static_cast<size_t>(op)]) {
-      if (inlined_seen.insert(op).second) pending.push_back(op);
-    } else if (loaded_seen.insert(op).second) {
+      pending.push_back(op);
+      spec.inlined.push_back(op);
+    } else {
       spec.loaded.push_back(op);
     }
   };
@@ -287,7 +328,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       for (ValueId op : g.node(w).operands) reach(op);
     }
   }
-  spec.inlined.assign(inlined_seen.begin(), inlined_seen.end());
+  std::sort(spec.inlined.begin(), spec.inlined.end());
 
   // Schedule.
   const int64_t C = spec.cols, R = spec.rows;
@@ -328,54 +369,63 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   // values are written in the last pass. Element values needed by several passes are kept in
   // registers when they fit, else recomputed from global memory.
   bool stores_elements = false;
-  for (ValueId v : spec.stored) stores_elements = stores_elements || spec.role[v] == ValueRole::kElement;
+  for (ValueId v : spec.stored) stores_elements = stores_elements || spec.role(v) == ValueRole::kElement;
   const int final_pass = spec.phases;
+  if (final_pass > 62) return reject("more than 62 chained reductions in one kernel");
+  // Passes as bit sets: bit p set when the value is needed in pass p.
   auto need_passes = [&](bool allow_cache, std::vector<ValueId>* cached) {
-    std::unordered_map<ValueId, std::set<int>> need;
-    std::unordered_map<ValueId, int> first;
-    auto contribute = [&](ValueId user, std::set<int>& into) {
+    std::vector<uint64_t> need(members.size(), 0);
+    std::vector<int> first(members.size(), -1);  // pass that fills the register cache
+    auto contribute = [&](ValueId user) -> uint64_t {
+      const int k = index(user);
       const Node& u = g.node(user);
-      if (op_family(u.op) == OpFamily::kReduce) {
-        into.insert(spec.level[user] - 1);
-      } else if (spec.role[user] == ValueRole::kElement && (is_elementwise(u.op) || u.op == OpKind::kReshape)) {
-        auto f = first.find(user);
-        if (f != first.end()) {
-          into.insert(f->second);
-        } else {
-          into.insert(need[user].begin(), need[user].end());
-        }
+      if (op_family(u.op) == OpFamily::kReduce)
+        return uint64_t{1} << (spec.levels[static_cast<size_t>(k)] - 1);
+      if (spec.roles[static_cast<size_t>(k)] == ValueRole::kElement &&
+          (is_elementwise(u.op) || u.op == OpKind::kReshape)) {
+        return first[static_cast<size_t>(k)] >= 0 ? uint64_t{1} << first[static_cast<size_t>(k)]
+                                                  : need[static_cast<size_t>(k)];
       }
+      return 0;
     };
     for (size_t i = members.size(); i-- > 0;) {
       ValueId v = members[i];
-      if (spec.role[v] != ValueRole::kElement) continue;
-      std::set<int>& s = need[v];
-      if (std::find(spec.stored.begin(), spec.stored.end(), v) != spec.stored.end()) s.insert(final_pass);
+      if (spec.roles[i] != ValueRole::kElement) continue;
+      uint64_t s = 0;
+      if (std::find(spec.stored.begin(), spec.stored.end(), v) != spec.stored.end())
+        s |= uint64_t{1} << final_pass;
       for (ValueId u : in.users[static_cast<size_t>(v)]) {
-        if (in_set.count(u)) contribute(u, s);
+        if (member(u)) s |= contribute(u);
       }
-      if (allow_cache && s.size() >= 2) {
-        first[v] = *s.begin();
+      need[i] = s;
+      if (allow_cache && popcount64(s) >= 2) {
+        int p = 0;
+        while (!((s >> p) & 1)) ++p;
+        first[i] = p;
         cached->push_back(v);
       }
     }
     uint64_t reads = 0;
     for (ValueId v : spec.loaded) {
-      std::set<int> s;
+      uint64_t s = 0;
       const bool element_load = g.node(v).dims == spec.domain;
       for (ValueId u : in.users[static_cast<size_t>(v)]) {
-        if (!in_set.count(u)) continue;
+        const int k = index(u);
+        if (k < 0) continue;
         if (element_load) {
-          contribute(u, s);
+          s |= contribute(u);
         } else {
-          s.insert(std::max(0, spec.level[u] - (op_family(g.node(u).op) == OpFamily::kReduce ? 1 : 0)));
+          const int lvl =
+              spec.levels[static_cast<size_t>(k)] - (op_family(g.node(u).op) == OpFamily::kReduce ? 1 : 0);
+          s |= uint64_t{1} << std::max(0, lvl);
         }
       }
-      if (element_load && allow_cache && s.size() >= 2) {
+      int passes = popcount64(s);
+      if (element_load && allow_cache && passes >= 2) {
         cached->push_back(v);
-        s = {*s.begin()};
+        passes = 1;
       }
-      reads += value_bytes(g, v) * std::max<size_t>(1, s.size());
+      reads += value_bytes(g, v) * static_cast<uint64_t>(std::max(1, passes));
     }
     return reads;
   };
@@ -413,7 +463,8 @@ double estimate_seconds(const PlanInputs& in, const KernelSpec& spec) {
   const double active = std::min(threads, static_cast<double>(spec.rows) * spec.threads_per_row);
   const double saturation = std::min(1.0, active / (0.5 * a.sm_count * a.max_threads_per_sm));
   const double efficiency = std::max(saturation, 1e-3);
-  const double memory = static_cast<double>(spec.bytes_read + spec.bytes_written) / (a.dram_bandwidth * efficiency);
+  const double memory =
+      static_cast<double>(spec.bytes_read + spec.bytes_written) / (a.dram_bandwidth * efficiency);
   const double compute = spec.compute_ops / (a.flops_per_second * efficiency);
   return a.launch_overhead_seconds + std::max(memory, compute);
 }

@@ -24,7 +24,8 @@ std::optional<ArchParams> arch_params(int sm) {
       a.launch_overhead_seconds = 2.0e-6;
       a.flops_per_second = 60e12;
       return a;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

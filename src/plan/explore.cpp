@@ -1,7 +1,9 @@
 #include "plan/explore.hpp"
 
+#include "plan/scratch.hpp"
+
 #include <algorithm>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace fstitch {
 namespace {
@@ -27,18 +29,31 @@ bool overlaps(const std::vector<ValueId>& members, const std::vector<int>& kerne
 
 }  // namespace
 
-void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of, std::vector<std::vector<ValueId>>& kernels) {
+void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
+                   std::vector<std::vector<ValueId>>& kernels) {
   std::vector<KernelSpec> specs(kernels.size());
   std::vector<bool> ok(kernels.size());
-  for (size_t a = 0; a < kernels.size(); ++a) ok[a] = analyze_kernel(in, kernels[a], &specs[a], nullptr);
-  auto try_merge = [&](size_t a, size_t b) {
+  KernelSpans spans(kernel_of.size());
+  for (size_t a = 0; a < kernels.size(); ++a) {
+    ok[a] = analyze_kernel(in, kernels[a], &specs[a], nullptr);
+    spans.add(kernels[a]);
+  }
+  // `check_cycle` is false when b is a's only consumer kernel (or the reverse): every path
+  // out of the producer then enters the consumer directly, so merging cannot form a cycle.
+  auto try_merge = [&](size_t a, size_t b, bool check_cycle) {
     std::vector<ValueId> joined = merge_sorted(kernels[a], kernels[b]);
     KernelSpec sj;
     if (joined.size() > in.max_kernel_ops || !analyze_kernel(in, joined, &sj, nullptr)) return false;
     if (sj.est_seconds >= specs[a].est_seconds + specs[b].est_seconds) return false;
-    std::vector<int> trial = kernel_of;
-    for (ValueId v : joined) trial[static_cast<size_t>(v)] = -1;
-    if (creates_cycle(in, joined, trial, kernels)) return false;
+    if (check_cycle) {
+      // Check the joined kernel with its members unassigned (restored right after).
+      for (ValueId v : joined) kernel_of[static_cast<size_t>(v)] = -1;
+      const bool cycle = creates_cycle(in, joined, kernel_of, kernels, spans);
+      for (ValueId v : kernels[a]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(a);
+      for (ValueId v : kernels[b]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(b);
+      if (cycle) return false;
+    }
+    spans.add(joined);  // stale spans of a and b only widen later searches
     for (ValueId v : joined) kernel_of[static_cast<size_t>(v)] = static_cast<int>(a);
     kernels[a] = std::move(joined);
     specs[a] = std::move(sj);
@@ -46,70 +61,120 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of, std::vecto
     ok[b] = false;
     return true;
   };
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    // Producer into its only consumer kernel.
+  // Producers into consumers until nothing changes (a few rounds in practice; the bound
+  // keeps large graphs near-linear), one pass of remote fusion, then producers again.
+  bool changed = false;
+  auto merge_producers = [&] {
+    bool more = true;
+    for (int round = 0; more && round < 8; ++round) {
+      more = false;
+      // Producer into its only consumer kernel.
+      for (size_t a = 0; a < kernels.size(); ++a) {
+        if (!ok[a]) continue;
+        int consumer = -1;
+        bool single = true;
+        for (ValueId v : kernels[a]) {
+          for (ValueId u : in.users[static_cast<size_t>(v)]) {
+            const int k = kernel_of[static_cast<size_t>(u)];
+            if (k < 0 || k == static_cast<int>(a)) continue;
+            if (consumer >= 0 && consumer != k) single = false;
+            consumer = k;
+          }
+        }
+        if (consumer < 0 || !single || !ok[static_cast<size_t>(consumer)]) continue;
+        const size_t c = static_cast<size_t>(consumer);
+        if (try_merge(std::min(a, c), std::max(a, c), false)) more = true;
+      }
+    }
+  };
+  merge_producers();
+  if (in.policy == FusionPolicy::kStitch) {
+    // Remote fusion of kernels with one domain that share an input: the candidates come
+    // from the kernels reading each input (a bounded number per input keeps it near-linear).
+    std::unordered_map<ValueId, std::vector<size_t>> readers;
     for (size_t a = 0; a < kernels.size(); ++a) {
       if (!ok[a]) continue;
-      int consumer = -1;
-      bool single = true;
-      for (ValueId v : kernels[a]) {
-        for (ValueId u : in.users[static_cast<size_t>(v)]) {
-          const int k = kernel_of[static_cast<size_t>(u)];
-          if (k < 0 || k == static_cast<int>(a)) continue;
-          if (consumer >= 0 && consumer != k) single = false;
-          consumer = k;
-        }
+      for (ValueId x : specs[a].loaded) {
+        auto& list = readers[x];
+        if (list.size() < 8) list.push_back(a);
       }
-      if (consumer < 0 || !single || !ok[static_cast<size_t>(consumer)]) continue;
-      const size_t c = static_cast<size_t>(consumer);
-      if (try_merge(std::min(a, c), std::max(a, c))) changed = true;
     }
-    if (in.policy != FusionPolicy::kStitch) continue;
-    // Remote fusion of kernels with one domain that share an input.
-    for (size_t a = 0; a < kernels.size(); ++a) {
-      for (size_t b = a + 1; b < kernels.size() && ok[a]; ++b) {
-        if (!ok[b] || specs[b].domain != specs[a].domain || specs[b].reduced_axes != specs[a].reduced_axes) continue;
-        bool shares_input = false;
-        for (ValueId x : specs[a].loaded) {
-          shares_input =
-              shares_input || std::find(specs[b].loaded.begin(), specs[b].loaded.end(), x) != specs[b].loaded.end();
+    for (auto& entry : readers) {
+      const std::vector<size_t>& list = entry.second;
+      for (size_t i = 0; i < list.size(); ++i) {
+        for (size_t j = i + 1; j < list.size(); ++j) {
+          const size_t a = std::min(list[i], list[j]), b = std::max(list[i], list[j]);
+          if (!ok[a] || !ok[b] || specs[b].domain != specs[a].domain ||
+              specs[b].reduced_axes != specs[a].reduced_axes) {
+            continue;
+          }
+          if (try_merge(a, b, true)) changed = true;
         }
-        if (shares_input && try_merge(a, b)) changed = true;
       }
     }
   }
+  if (changed) merge_producers();
 }
 
-bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members, const std::vector<int>& kernel_of,
-                   const std::vector<std::vector<ValueId>>& kernels) {
+void KernelSpans::add(const std::vector<ValueId>& kernel) {
+  if (kernel.empty()) return;
+  const ValueId end = kernel.back();
+  for (size_t i = static_cast<size_t>(kernel.front()) + 1; i < tree_.size(); i += i & (~i + 1)) {
+    tree_[i] = std::max(tree_[i], end);
+  }
+}
+
+ValueId KernelSpans::reach(ValueId upto) const {
+  ValueId r = -1;
+  for (size_t i = std::min(static_cast<size_t>(upto) + 1, tree_.size() - 1); i > 0; i -= i & (~i + 1)) {
+    r = std::max(r, tree_[i]);
+  }
+  return r;
+}
+
+ValueId KernelSpans::bound(ValueId last) const {
+  ValueId b = last;
+  for (ValueId r = reach(b); r > b; r = reach(b)) b = r;
+  return b;
+}
+
+bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
+                   const std::vector<int>& kernel_of, const std::vector<std::vector<ValueId>>& kernels,
+                   const KernelSpans& spans) {
   // A cycle needs a path that leaves the set and comes back. Operations are numbered in
-  // topological order, so the path never passes an operation numbered above the set's last.
-  const ValueId last = members.back();
-  std::unordered_set<ValueId> in_set(members.begin(), members.end());
-  std::unordered_set<ValueId> seen;
-  std::unordered_set<int> kernels_seen;
+  // topological order and kernels only jump within their spans, so the path never passes
+  // an operation numbered above the bound.
+  const ValueId last = spans.bound(members.back());
+  const MemberIndex index(in.graph->size(), members);
+  auto in_set = [&](ValueId v) { return index(v) >= 0; };
+  SeenSet seen(in.graph->size());
+  std::vector<int> kernels_seen;
   std::vector<ValueId> stack;
   auto visit = [&](ValueId v) {
-    if (v > last || in_set.count(v) || !seen.insert(v).second) return;
+    if (v > last || in_set(v) || !seen.insert(v)) return;
     stack.push_back(v);
   };
   for (ValueId m : members) {
     for (ValueId u : in.users[static_cast<size_t>(m)]) visit(u);
   }
+  // Past this many operations the search gives up and reports a cycle: a merge is then
+  // missed, never made wrongly, and planning stays near-linear in the graph size.
+  constexpr size_t kMaxVisits = 2048;
+  size_t visits = 0;
   while (!stack.empty()) {
+    if (++visits > kMaxVisits) return true;
     ValueId v = stack.back();
     stack.pop_back();
     for (ValueId u : in.users[static_cast<size_t>(v)]) {
-      if (in_set.count(u)) return true;
+      if (in_set(u)) return true;
       visit(u);
     }
     // Entering a kernel makes all of its outputs reachable.
     int k = kernel_of[static_cast<size_t>(v)];
-    if (k >= 0 && kernels_seen.insert(k).second) {
+    if (k >= 0 && std::find(kernels_seen.begin(), kernels_seen.end(), k) == kernels_seen.end()) {
+      kernels_seen.push_back(k);
       for (ValueId w : kernels[static_cast<size_t>(k)]) {
-        if (in_set.count(w)) return true;
+        if (in_set(w)) return true;
         visit(w);
       }
     }
@@ -122,6 +187,7 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
   const size_t n = g.size();
   std::vector<int> no_kernels(n, -1);
   const std::vector<std::vector<ValueId>> empty_kernels;
+  const KernelSpans no_spans(n);
 
   // Time of each operation as its own kernel: the baseline every pattern is scored against.
   std::vector<double> alone(n, 0);
@@ -137,7 +203,7 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
     if (members.size() > in.max_kernel_ops) return false;
     KernelSpec spec;
     if (!analyze_kernel(in, members, &spec, nullptr)) return false;
-    if (members.size() > 1 && creates_cycle(in, members, no_kernels, empty_kernels)) return false;
+    if (members.size() > 1 && creates_cycle(in, members, no_kernels, empty_kernels, no_spans)) return false;
     double baseline = 0;
     for (ValueId v : members) baseline += alone[static_cast<size_t>(v)];
     *out = baseline - spec.est_seconds;
@@ -161,7 +227,8 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
     found.push_back({{v}, 0});
     std::vector<ValueId> consumers;
     for (ValueId u : in.users[i]) {
-      if (fusable[static_cast<size_t>(u)] && !candidates[static_cast<size_t>(u)].empty()) consumers.push_back(u);
+      if (fusable[static_cast<size_t>(u)] && !candidates[static_cast<size_t>(u)].empty())
+        consumers.push_back(u);
     }
     // Enumerate one choice per consumer (skip, or one of its candidates), bounded.
     std::vector<size_t> choice(consumers.size(), 0);
@@ -188,8 +255,10 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
       }
       if (c == consumers.size()) break;
     }
-    std::stable_sort(found.begin(), found.end(), [](const Pattern& a, const Pattern& b) { return a.score > b.score; });
-    if (found.size() > static_cast<size_t>(options.candidates_per_op)) found.resize(options.candidates_per_op);
+    std::stable_sort(found.begin(), found.end(),
+                     [](const Pattern& a, const Pattern& b) { return a.score > b.score; });
+    if (found.size() > static_cast<size_t>(options.candidates_per_op))
+      found.resize(options.candidates_per_op);
     candidates[i] = std::move(found);
   }
 
@@ -197,11 +266,13 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
   struct State {
     std::vector<int> kernel_of;
     std::vector<std::vector<ValueId>> kernels;
+    KernelSpans spans;
     double score = 0;
   };
   auto v_of = [](size_t i) { return static_cast<ValueId>(i); };
   std::vector<State> beam(1);
   beam[0].kernel_of.assign(n, -1);
+  beam[0].spans = KernelSpans(n);
   const size_t width = static_cast<size_t>(std::max(1, options.beam_width));
   for (size_t i = 0; i < n; ++i) {
     if (!fusable[i]) continue;
@@ -215,7 +286,7 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
       for (const Pattern& p : candidates[i]) {
         if (viable.size() >= width) break;
         if (overlaps(p.members, s.kernel_of)) continue;
-        if (p.members.size() > 1 && creates_cycle(in, p.members, s.kernel_of, s.kernels)) continue;
+        if (p.members.size() > 1 && creates_cycle(in, p.members, s.kernel_of, s.kernels, s.spans)) continue;
         viable.push_back(&p);
       }
       // The operation alone is always possible, even when its best patterns were taken.
@@ -227,11 +298,13 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
         const int k = static_cast<int>(t.kernels.size());
         for (ValueId m : viable[c]->members) t.kernel_of[static_cast<size_t>(m)] = k;
         t.kernels.push_back(viable[c]->members);
+        t.spans.add(viable[c]->members);
         t.score += viable[c]->score;
         next.push_back(std::move(t));
       }
     }
-    std::stable_sort(next.begin(), next.end(), [](const State& a, const State& b) { return a.score > b.score; });
+    std::stable_sort(next.begin(), next.end(),
+                     [](const State& a, const State& b) { return a.score > b.score; });
     if (next.size() > width) next.resize(width);
     beam = std::move(next);
   }

@@ -12,7 +12,7 @@ namespace fstitch {
 struct ExploreOptions {
   int candidates_per_op = 3;  // top-k patterns kept per operation
   int beam_width = 3;         // plans kept while composing
-  int max_consumer_combos = 64;
+  int max_consumer_combos = 24;
 };
 
 // Partitions the fusable operations into kernels (member lists, each valid for
@@ -20,13 +20,31 @@ struct ExploreOptions {
 // a DAG.
 std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const ExploreOptions& options);
 
+// Where kernels start and end, to bound cycle searches: a path that leaves a set of
+// operations can only come back below the bound (see KernelSpans::bound).
+class KernelSpans {
+ public:
+  explicit KernelSpans(size_t operations = 0) : tree_(operations + 1, -1) {}
+  void add(const std::vector<ValueId>& kernel);
+  // The smallest B >= last such that every kernel starting at or below B also ends at or
+  // below B: above B, no path can jump back down through a kernel.
+  ValueId bound(ValueId last) const;
+
+ private:
+  ValueId reach(ValueId upto) const;  // the largest end of kernels starting at or below upto
+  std::vector<ValueId> tree_;         // Fenwick tree of maxima
+};
+
 // Merges producer kernels into their only consumer kernel, and (policy stitch) packs
 // kernels with one domain that share an input, while that is valid, acyclic and faster.
-void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of, std::vector<std::vector<ValueId>>& kernels);
+void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
+                   std::vector<std::vector<ValueId>>& kernels);
 
 // True when the member set, with the given kernel assignment of other operations
-// (-1: unassigned, each such op its own kernel), would put a kernel on a cycle.
-bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members, const std::vector<int>& kernel_of,
-                   const std::vector<std::vector<ValueId>>& kernels);
+// (-1: unassigned, each such op its own kernel), would put a kernel on a cycle. `spans`
+// holds (at least) the spans of `kernels`.
+bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
+                   const std::vector<int>& kernel_of, const std::vector<std::vector<ValueId>>& kernels,
+                   const KernelSpans& spans);
 
 }  // namespace fstitch

@@ -55,14 +55,22 @@ struct KernelSpec {
   int64_t cols = 1;
   bool contiguous_rows = true;  // reduced axes are the innermost ones
 
-  std::unordered_map<ValueId, ValueRole> role;  // members only
-  std::unordered_map<ValueId, bool> pure;       // members: no reduction of this kernel upstream
-  std::unordered_map<ValueId, int> level;       // members: reductions upstream on the longest chain
-  int phases = 0;                               // passes over each row that accumulate reductions
+  // Per member, parallel to `members`: role, purity (no reduction of this kernel upstream)
+  // and level (reductions of this kernel upstream on the longest chain).
+  std::vector<ValueRole> roles;
+  std::vector<uint8_t> pures;
+  std::vector<int> levels;
+  int phases = 0;  // passes over each row that accumulate reductions
 
-  std::vector<ValueId> stored;  // members whose values leave the kernel
-  std::vector<ValueId> loaded;  // values read from global memory (graph inputs, other kernels)
-  std::vector<ValueId> inlined; // inlined values the kernel computes on demand (see PlanInputs)
+  int index_of(ValueId v) const;  // position in members, -1 for a non-member
+  bool is_member(ValueId v) const { return index_of(v) >= 0; }
+  ValueRole role(ValueId v) const { return roles[static_cast<size_t>(index_of(v))]; }
+  bool pure(ValueId v) const { return pures[static_cast<size_t>(index_of(v))] != 0; }
+  int level(ValueId v) const { return levels[static_cast<size_t>(index_of(v))]; }
+
+  std::vector<ValueId> stored;   // members whose values leave the kernel
+  std::vector<ValueId> loaded;   // values read from global memory (graph inputs, other kernels)
+  std::vector<ValueId> inlined;  // inlined values the kernel computes on demand (see PlanInputs)
 
   ScheduleKind schedule = ScheduleKind::kElementwise;
   int threads_per_row = 1;
@@ -102,7 +110,8 @@ bool is_fusable(const PlanInputs& in, ValueId id);
 
 // Analyzes a candidate member set (any order). Returns false with a reason when the set
 // cannot be one kernel under the policy.
-bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, std::string* why_not);
+bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out,
+                    std::string* why_not);
 
 // Estimated time of a kernel (launch + memory + compute, scaled by achieved parallelism).
 double estimate_seconds(const PlanInputs& in, const KernelSpec& spec);

@@ -10,10 +10,10 @@ enum class OpClass : uint8_t {
   kLightElementwise,      // add, mul, cast, select, compare...
   kExpensiveElementwise,  // exp, log, tanh, erf, pow, gelu...: not worth recomputing across a fan-out
   kBroadcast,
-  kLayout,                // reshape, permute
-  kRowReduction,          // reduces the innermost axes
-  kColumnReduction,       // reduces other axes
-  kOpaque,                // not fused (matmul...)
+  kLayout,           // reshape, permute
+  kRowReduction,     // reduces the innermost axes
+  kColumnReduction,  // reduces other axes
+  kOpaque,           // not fused (matmul...)
 };
 
 OpClass classify(const Graph& graph, ValueId id);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <queue>
 #include <sstream>
@@ -69,7 +69,8 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   for (auto& members : groups) {
     KernelSpec spec;
     std::string why;
-    if (!analyze_kernel(in, members, &spec, &why)) fail(StatusCode::kInternal, "planned kernel is invalid: " + why);
+    if (!analyze_kernel(in, members, &spec, &why))
+      fail(StatusCode::kInternal, "planned kernel is invalid: " + why);
     specs.push_back(std::move(spec));
   }
   std::vector<bool> copied(graph.size(), false);
@@ -123,7 +124,23 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       if (--pending[static_cast<size_t>(s)] == 0) ready.push(s);
     }
   }
-  if (order.size() != specs.size()) fail(StatusCode::kInternal, "the kernels of the plan form a cycle");
+  if (order.size() != specs.size()) {
+    std::string detail;
+    for (size_t k = 0; k < specs.size(); ++k) {
+      if (pending[k] == 0) continue;
+      detail += " kernel{";
+      for (ValueId v : specs[k].members) detail += "%" + std::to_string(v) + " ";
+      detail += "} waits on";
+      for (ValueId v : specs[k].loaded) {
+        if (producer[static_cast<size_t>(v)] >= 0 &&
+            pending[static_cast<size_t>(producer[static_cast<size_t>(v)])] > 0) {
+          detail += " %" + std::to_string(v);
+        }
+      }
+      detail += ";";
+    }
+    fail(StatusCode::kInternal, "the kernels of the plan form a cycle:" + detail);
+  }
   std::vector<int> position(specs.size());
   for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int>(i);
   for (auto& p : producer) {
@@ -156,7 +173,8 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   std::map<ValueId, size_t> workspace_offset;
   for (ValueId op : plan.opaque_ops) {
     if (output_indices.count(op)) continue;
-    const size_t size = (value_bytes(graph, op) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    const size_t size =
+        (value_bytes(graph, op) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
     workspace_offset[op] = plan.workspace_bytes;
     plan.opaque_result_offsets[op] = plan.workspace_bytes;
     blocks.push_back({plan.workspace_bytes, size, kForever});
@@ -165,7 +183,8 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   for (size_t i = 0; i < order.size(); ++i) {
     for (ValueId v : specs[static_cast<size_t>(order[i])].stored) {
       if (output_indices.count(v) || !last_use.count(v) || input_index.count(v)) continue;
-      const size_t size = (value_bytes(graph, v) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+      const size_t size =
+          (value_bytes(graph, v) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
       const int until = last_use[v];
       bool placed = false;
       for (Block& b : blocks) {
@@ -246,8 +265,8 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
 
 std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
   std::ostringstream out;
-  out << "fusion plan: policy " << fusion_policy_name(plan.options.policy) << ", target " << plan.arch.name << ", "
-      << plan.kernels.size() << " kernel(s), workspace " << plan.workspace_bytes << " bytes\n";
+  out << "fusion plan: policy " << fusion_policy_name(plan.options.policy) << ", target " << plan.arch.name
+      << ", " << plan.kernels.size() << " kernel(s), workspace " << plan.workspace_bytes << " bytes\n";
   out << "global bytes: planned " << plan.planned_bytes << ", lower bound " << plan.lower_bound_bytes
       << "; estimated time " << seconds_text(plan.est_seconds) << "\n";
   auto param_text = [&](const KernelParam& p) {
@@ -255,7 +274,8 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
                         : p.kind == ParamKind::kOutput ? "output " + std::to_string(p.index)
                                                        : "workspace+" + std::to_string(p.index);
     const Node& n = graph.node(p.value);
-    return "%" + std::to_string(p.value) + " " + dtype_name(n.dtype) + dims_to_string(n.dims) + " (" + where + ")";
+    return "%" + std::to_string(p.value) + " " + dtype_name(n.dtype) + dims_to_string(n.dims) + " (" + where +
+           ")";
   };
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const PlannedKernel& k = plan.kernels[i];
@@ -263,11 +283,13 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     out << "\nkernel " << i << " " << k.name << ": " << schedule_kind_name(s.schedule) << ", domain "
         << dims_to_string(s.domain);
     if (!s.reduced_axes.empty()) {
-      out << " reduced over " << dims_to_string(s.reduced_axes) << " (" << s.rows << " rows x " << s.cols << ")";
+      out << " reduced over " << dims_to_string(s.reduced_axes) << " (" << s.rows << " rows x " << s.cols
+          << ")";
     }
     out << ", grid " << s.grid_blocks << " x block " << s.block_threads;
     if (!s.reduced_axes.empty()) {
-      out << ", " << s.threads_per_row << " thread(s) per row, " << s.phases << " reduction pass(es), row cache "
+      out << ", " << s.threads_per_row << " thread(s) per row, " << s.phases
+          << " reduction pass(es), row cache "
           << (s.cache == RowCache::kRegisters ? "registers" : "recompute");
     }
     out << "\n  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
@@ -277,15 +299,14 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       const Node& n = graph.node(v);
       out << "  %" << v << " = " << op_name(n.op) << "(";
       for (size_t o = 0; o < n.operands.size(); ++o) out << (o ? ", %" : "%") << n.operands[o];
-      out << ") " << dtype_name(n.dtype) << dims_to_string(n.dims) << " [" << value_role_name(s.role.at(v)) << ", "
-          << op_class_name(classify(graph, v)) << "]";
+      out << ") " << dtype_name(n.dtype) << dims_to_string(n.dims) << " [" << value_role_name(s.role(v))
+          << ", " << op_class_name(classify(graph, v)) << "]";
       // Stitch scheme of each internal edge into this op.
       bool first = true;
       for (ValueId o : n.operands) {
-        auto r = s.role.find(o);
-        if (r == s.role.end()) continue;
+        if (!s.is_member(o)) continue;
         StitchScheme scheme = StitchScheme::kLocal;
-        if (r->second == ValueRole::kRow && s.role.at(v) == ValueRole::kElement && s.threads_per_row > 1) {
+        if (s.role(o) == ValueRole::kRow && s.role(v) == ValueRole::kElement && s.threads_per_row > 1) {
           scheme = s.schedule == ScheduleKind::kBlockPerRow ? StitchScheme::kRegional : StitchScheme::kWarp;
         }
         out << (first ? " stitch " : ", ") << "%" << o << ":" << stitch_scheme_name(scheme);
@@ -293,12 +314,13 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       }
       out << "\n";
     }
-    for (const KernelParam& p : k.params) out << "  " << (p.written ? "writes " : "reads  ") << param_text(p) << "\n";
+    for (const KernelParam& p : k.params)
+      out << "  " << (p.written ? "writes " : "reads  ") << param_text(p) << "\n";
   }
   if (!plan.boundaries.empty()) out << "\nboundaries:\n";
   for (const Boundary& b : plan.boundaries) {
-    out << "  %" << b.value << " kernel " << b.producer_kernel << " -> kernel " << b.consumer_kernel << ": " << b.reason
-        << "\n";
+    out << "  %" << b.value << " kernel " << b.producer_kernel << " -> kernel " << b.consumer_kernel << ": "
+        << b.reason << "\n";
   }
   for (ValueId v : plan.opaque_ops) {
     out << "  opaque %" << v << " \"" << graph.node(v).name << "\": run by the caller";

@@ -27,8 +27,8 @@ struct PlannedKernel {
 };
 
 struct Boundary {
-  ValueId value;          // crosses from producer to consumer kernel through global memory
-  int producer_kernel;    // -1: a graph input
+  ValueId value;        // crosses from producer to consumer kernel through global memory
+  int producer_kernel;  // -1: a graph input
   int consumer_kernel;
   std::string reason;
 };
@@ -45,7 +45,7 @@ struct FusionPlan {
   ArchParams arch;
   std::vector<PlannedKernel> kernels;
   std::vector<Boundary> boundaries;
-  std::vector<ValueId> opaque_ops;  // operations left to the caller, run between kernels
+  std::vector<ValueId> opaque_ops;                  // operations left to the caller, run between kernels
   std::map<ValueId, size_t> opaque_result_offsets;  // workspace byte offset of each opaque result
   size_t workspace_bytes = 0;
   uint64_t planned_bytes = 0;

@@ -33,6 +33,8 @@ class Error : public std::runtime_error {
   StatusCode code_;
 };
 
-[[noreturn]] inline void fail(StatusCode code, const std::string& message) { throw Error(code, message); }
+[[noreturn]] inline void fail(StatusCode code, const std::string& message) {
+  throw Error(code, message);
+}
 
 }  // namespace fstitch

@@ -199,7 +199,7 @@ static void check_kernel(const fst_graph* g, const fst_kernel* kernel, size_t wo
   CHECK(block[0] * block[1] * block[2] <= 1024);
   CHECK(shared <= 227 * 1024);
   CHECK_OK(fst_kernel_estimated_bytes(kernel, &read_bytes, &written_bytes));
-  CHECK(read_bytes > 0 && written_bytes > 0);
+  CHECK(written_bytes > 0); /* a kernel of constants reads nothing */
 
   /* Every parameter is an input, an output or a place in the workspace, with a graph value. */
   CHECK_OK(fst_graph_input_count(g, &ninputs));

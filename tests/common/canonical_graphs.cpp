@@ -12,14 +12,18 @@ ValueId to_compute(Graph& g, ValueId x, DType dtype) {
 ValueId to_storage(Graph& g, ValueId x, DType dtype) {
   return dtype == DType::kF16 || dtype == DType::kBF16 ? build_cast(g, x, dtype) : x;
 }
-DType compute_dtype(DType dtype) { return dtype == DType::kF64 ? DType::kF64 : DType::kF32; }
+DType compute_dtype(DType dtype) {
+  return dtype == DType::kF64 ? DType::kF64 : DType::kF32;
+}
 
 ValueId normalize(Graph& g, ValueId x, DType ct) {
   ValueId mean = build_reduce(g, OpKind::kReduceMean, x, {-1}, true);
   ValueId centered = build_binary(g, OpKind::kSub, x, mean);
-  ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, centered, centered), {-1}, true);
+  ValueId var =
+      build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, centered, centered), {-1}, true);
   ValueId eps = build_constant_f64(g, ct, 1e-5);
-  return build_binary(g, OpKind::kMul, centered, build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps)));
+  return build_binary(g, OpKind::kMul, centered,
+                      build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps)));
 }
 
 }  // namespace
@@ -40,7 +44,8 @@ Graph softmax_scale_mask(int64_t rows, int64_t cols, DType dtype) {
   const DType ct = compute_dtype(dtype);
   ValueId x = to_compute(g, build_input(g, "x", dtype, {rows, cols}), dtype);
   ValueId mask = to_compute(g, build_input(g, "mask", dtype, {rows, cols}), dtype);
-  ValueId scaled = build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, x, build_constant_f64(g, ct, 0.125)), mask);
+  ValueId scaled =
+      build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, x, build_constant_f64(g, ct, 0.125)), mask);
   ValueId max = build_reduce(g, OpKind::kReduceMax, scaled, {-1}, true);
   ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, scaled, max));
   ValueId y = build_binary(g, OpKind::kDiv, e, build_reduce(g, OpKind::kReduceSum, e, {-1}, true));
@@ -54,7 +59,8 @@ Graph rms_norm(int64_t rows, int64_t cols, DType dtype) {
   ValueId x = to_compute(g, build_input(g, "x", dtype, {rows, cols}), dtype);
   ValueId w = to_compute(g, build_input(g, "w", dtype, {cols}), dtype);
   ValueId ms = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, x, x), {1}, true);
-  ValueId inv = build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, ms, build_constant_f64(g, ct, 1e-6)));
+  ValueId inv =
+      build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, ms, build_constant_f64(g, ct, 1e-6)));
   ValueId y = build_binary(g, OpKind::kMul, build_binary(g, OpKind::kMul, x, inv), w);
   build_output(g, "y", to_storage(g, y, dtype));
   return g;
@@ -65,8 +71,9 @@ Graph log_softmax(int64_t rows, int64_t cols, DType dtype) {
   ValueId x = to_compute(g, build_input(g, "x", dtype, {rows, cols}), dtype);
   ValueId max = build_reduce(g, OpKind::kReduceMax, x, {-1}, true);
   ValueId shifted = build_binary(g, OpKind::kSub, x, max);
-  ValueId lse = build_unary(g, OpKind::kLog,
-                            build_reduce(g, OpKind::kReduceSum, build_unary(g, OpKind::kExp, shifted), {-1}, true));
+  ValueId lse =
+      build_unary(g, OpKind::kLog,
+                  build_reduce(g, OpKind::kReduceSum, build_unary(g, OpKind::kExp, shifted), {-1}, true));
   build_output(g, "y", to_storage(g, build_binary(g, OpKind::kSub, shifted, lse), dtype));
   return g;
 }

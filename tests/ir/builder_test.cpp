@@ -82,7 +82,8 @@ TEST(Inputs, DeclareDtypeAndDims) {
 TEST(Inputs, Errors) {
   Graph g;
   build_input(g, "x", DType::kF32, {2});
-  expect_error(StatusCode::kInvalidArgument, "already exists", [&] { build_input(g, "x", DType::kF32, {2}); });
+  expect_error(StatusCode::kInvalidArgument, "already exists",
+               [&] { build_input(g, "x", DType::kF32, {2}); });
   expect_error(StatusCode::kInvalidArgument, "empty", [&] { build_input(g, "", DType::kF32, {2}); });
   expect_error(StatusCode::kInvalidArgument, "printable", [&] { build_input(g, "a\"b", DType::kF32, {2}); });
   expect_error(StatusCode::kInvalidArgument, "printable", [&] { build_input(g, "a\nb", DType::kF32, {2}); });
@@ -90,8 +91,9 @@ TEST(Inputs, Errors) {
   expect_error(StatusCode::kUnsupported, "empty tensors", [&] { build_input(g, "y", DType::kF32, {0}); });
   expect_error(StatusCode::kShape, "maximum 8", [&] { build_input(g, "y", DType::kF32, Dims(9, 1)); });
   const int64_t big = int64_t{1} << 40;
-  expect_error(StatusCode::kShape, "more elements than int64",
-               [&] { build_input(g, "y", DType::kF32, {big, big}); });
+  expect_error(StatusCode::kShape, "more elements than int64", [&] {
+    build_input(g, "y", DType::kF32, {big, big});
+  });
   EXPECT_EQ(g.size(), 1u) << "failed builders must leave the graph unchanged";
 }
 
@@ -154,7 +156,7 @@ TEST(Binary, BroadcastsNumpyStyleWithExplicitNodes) {
 }
 
 TEST(Binary, ComparisonsAndLogicalYieldBool) {
-  const OpKind bool_ops[] = {OpKind::kEq, OpKind::kNe, OpKind::kLt, OpKind::kLe,
+  const OpKind bool_ops[] = {OpKind::kEq, OpKind::kNe, OpKind::kLt,         OpKind::kLe,
                              OpKind::kGt, OpKind::kGe, OpKind::kLogicalAnd, OpKind::kLogicalOr};
   for (OpKind op : bool_ops) {
     Graph g;
@@ -239,7 +241,8 @@ TEST(Reduce, DtypeRules) {
   ValueId b = build_input(g, "b", DType::kBool, {4});
   EXPECT_EQ(g.node(build_reduce(g, OpKind::kReduceSum, i, {0}, false)).dtype, DType::kI32);
   EXPECT_EQ(g.node(build_reduce(g, OpKind::kReduceMax, b, {0}, false)).dtype, DType::kBool);
-  expect_error(StatusCode::kDtype, "floating-point", [&] { build_reduce(g, OpKind::kReduceMean, i, {0}, false); });
+  expect_error(StatusCode::kDtype, "floating-point",
+               [&] { build_reduce(g, OpKind::kReduceMean, i, {0}, false); });
   expect_error(StatusCode::kDtype, "not bool", [&] { build_reduce(g, OpKind::kReduceSum, b, {0}, false); });
   expect_error(StatusCode::kDtype, "not bool", [&] { build_reduce(g, OpKind::kReduceProd, b, {0}, false); });
 }
@@ -248,11 +251,17 @@ TEST(Reduce, Errors) {
   Graph g;
   ValueId x = build_input(g, "x", DType::kF32, {2, 3});
   ValueId s = build_input(g, "s", DType::kF32, {});
-  expect_error(StatusCode::kShape, "out of range", [&] { build_reduce(g, OpKind::kReduceSum, x, {2}, false); });
-  expect_error(StatusCode::kShape, "out of range", [&] { build_reduce(g, OpKind::kReduceSum, x, {-3}, false); });
-  expect_error(StatusCode::kShape, "repeated", [&] { build_reduce(g, OpKind::kReduceSum, x, {1, -1}, false); });
-  expect_error(StatusCode::kShape, "at least one axis", [&] { build_reduce(g, OpKind::kReduceSum, x, {}, false); });
-  expect_error(StatusCode::kShape, "out of range", [&] { build_reduce(g, OpKind::kReduceSum, s, {0}, false); });
+  expect_error(StatusCode::kShape, "out of range",
+               [&] { build_reduce(g, OpKind::kReduceSum, x, {2}, false); });
+  expect_error(StatusCode::kShape, "out of range",
+               [&] { build_reduce(g, OpKind::kReduceSum, x, {-3}, false); });
+  expect_error(StatusCode::kShape, "repeated", [&] {
+    build_reduce(g, OpKind::kReduceSum, x, {1, -1}, false);
+  });
+  expect_error(StatusCode::kShape, "at least one axis",
+               [&] { build_reduce(g, OpKind::kReduceSum, x, {}, false); });
+  expect_error(StatusCode::kShape, "out of range",
+               [&] { build_reduce(g, OpKind::kReduceSum, s, {0}, false); });
 }
 
 TEST(Reshape, InfersMinusOneAndChecksCounts) {

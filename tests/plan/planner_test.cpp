@@ -40,14 +40,16 @@ void expect_valid_order(const Graph& g, const FusionPlan& p) {
     for (ValueId v : k.spec.loaded) EXPECT_TRUE(available.count(v)) << "%" << v << " used before it exists";
     for (ValueId v : k.spec.stored) available.insert(v);
   }
-  for (const GraphOutput& o : g.outputs()) EXPECT_TRUE(available.count(o.value)) << o.name << " never written";
+  for (const GraphOutput& o : g.outputs())
+    EXPECT_TRUE(available.count(o.value)) << o.name << " never written";
 }
 
 TEST(Planner, CanonicalGraphsAreOneKernelAtTheLowerBound) {
   for (const auto& c : testing::canonical_graphs()) {
     for (Shape s : kShapes) {
       for (DType t : kDTypes) {
-        SCOPED_TRACE(c.name + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " + dtype_name(t));
+        SCOPED_TRACE(c.name + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " +
+                     dtype_name(t));
         Graph g = c.build(s.rows, s.cols, t);
         for (int sm : {80, 90}) {
           FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
@@ -80,7 +82,9 @@ TEST(Planner, LoopFusionEndsKernelsAtReductions) {
       std::set<ValueId> members(k.spec.members.begin(), k.spec.members.end());
       for (ValueId v : k.spec.members) {
         for (ValueId o : g.node(v).operands) {
-          if (members.count(o)) EXPECT_NE(op_family(g.node(o).op), OpFamily::kReduce) << c.name;
+          if (members.count(o)) {
+            EXPECT_NE(op_family(g.node(o).op), OpFamily::kReduce) << c.name;
+          }
         }
       }
     }
@@ -196,12 +200,15 @@ TEST(Planner, RandomGraphsNeverProduceCycles) {
   for (int trial = 0; trial < 200; ++trial) {
     Graph g;
     const int64_t R = 1 + static_cast<int64_t>(next(40)), C = 1 + static_cast<int64_t>(next(300));
-    std::vector<ValueId> full = {build_input(g, "x", DType::kF32, {R, C}), build_input(g, "y", DType::kF32, {R, C})};
+    std::vector<ValueId> full = {build_input(g, "x", DType::kF32, {R, C}),
+                                 build_input(g, "y", DType::kF32, {R, C})};
     std::vector<ValueId> rows;
     const int ops = 5 + static_cast<int>(next(40));
     for (int i = 0; i < ops; ++i) {
       switch (next(4)) {
-        case 0: full.push_back(build_unary(g, unary[next(4)], full[next(full.size())])); break;
+        case 0:
+          full.push_back(build_unary(g, unary[next(4)], full[next(full.size())]));
+          break;
         case 1: {
           ValueId a = full[next(full.size())];
           ValueId b = !rows.empty() && next(2) ? rows[next(rows.size())] : full[next(full.size())];
@@ -209,8 +216,8 @@ TEST(Planner, RandomGraphsNeverProduceCycles) {
           break;
         }
         case 2:
-          rows.push_back(build_reduce(g, next(2) ? OpKind::kReduceSum : OpKind::kReduceMax, full[next(full.size())],
-                                      {next(3) ? 1 : 0}, true));
+          rows.push_back(build_reduce(g, next(2) ? OpKind::kReduceSum : OpKind::kReduceMax,
+                                      full[next(full.size())], {next(3) ? 1 : 0}, true));
           break;
         default:
           if (!rows.empty()) {

@@ -280,7 +280,7 @@ TEST(RefEvaluator, ConcurrentEvaluationsOfOneGraph) {
   }
 }
 
-TEST(RefEvaluator, MillionElementGraphIsFast) {
+TEST(RefEvaluator, MillionElementGraph) {
   const int64_t n = 1 << 20;
   Graph g;
   ValueId x = build_input(g, "x", DType::kF32, {1024, 1024});
@@ -291,12 +291,7 @@ TEST(RefEvaluator, MillionElementGraphIsFast) {
       out(static_cast<size_t>(n), static_cast<float>(kNaN));
   for (size_t k = 0; k < xs.size(); ++k) xs[k] = static_cast<float>(static_cast<int64_t>(k % 17) - 8);
   for (size_t k = 0; k < bs.size(); ++k) bs[k] = static_cast<float>(k % 5);
-  const auto start = std::chrono::steady_clock::now();
   evaluate_reference(g, {xs.data(), bs.data()}, {out.data()});
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  RecordProperty("seconds", std::to_string(seconds));
-  // Well under a second on an idle core; the bound leaves room for a loaded machine.
-  EXPECT_LT(seconds, 3.0);
   for (size_t k = 0; k < xs.size(); k += 4099) {
     const double v = (static_cast<double>(xs[k]) + bs[k % 1024]) * xs[k];
     EXPECT_EQ(out[k], static_cast<float>(v > 0 ? v : 0.0)) << k;

@@ -34,7 +34,28 @@ TEST(HostErrors, ThreadsExitingBeforeABarrierAreReportedAsDivergence) {
 TEST(HostErrors, AShuffleWaitingForAnExitedLaneIsReported) {
   const Error error = launch_error("fst_lane_exits_before_shuffle", {1}, {32});
   EXPECT_EQ(error.code(), StatusCode::kLaunch);
-  EXPECT_CONTAINS(error.what(), "waits at __shfl_xor_sync with mask 0xffffffff but lane 5 has exited");
+  EXPECT_CONTAINS(error.what(), "waits at __shfl_xor_sync on line ");
+  EXPECT_CONTAINS(error.what(), "with mask 0xffffffff but lane 5 has exited");
+}
+
+TEST(HostErrors, LanesReachingDifferentShuffleCallsAreReported) {
+  for (ThreadOrder order : kBothOrders) {
+    HostLaunchOptions options;
+    options.order = order;
+    const Error error = launch_error("fst_divergent_shuffle", {1}, {32}, 0, options);
+    EXPECT_EQ(error.code(), StatusCode::kLaunch);
+    EXPECT_CONTAINS(error.what(),
+                    "divergent warp operation: the lanes of mask 0xffffffff meet at different calls");
+    EXPECT_CONTAINS(error.what(), "call on that line");
+  }
+}
+
+TEST(HostErrors, ThreadsReachingDifferentBarriersAreReported) {
+  const Error error = launch_error("fst_different_barriers", {1}, {64});
+  EXPECT_EQ(error.code(), StatusCode::kLaunch);
+  EXPECT_CONTAINS(error.what(),
+                  "barrier divergence: thread (1, 0, 0) (warp 0, lane 1) waits at __syncthreads on line");
+  EXPECT_CONTAINS(error.what(), "while thread (0, 0, 0) (warp 0, lane 0) waits at __syncthreads on line");
 }
 
 TEST(HostErrors, AFullMaskInAPartialWarpIsRefused) {

@@ -239,6 +239,26 @@ extern "C" __global__ void fst_lane_exits_before_shuffle(float* y) {
 }
 FST_HOST_ENTRY(fst_lane_exits_before_shuffle)
 
+// Lanes that take the first branch skip the second shuffle: the lanes of the mask do not all
+// reach the same call (undefined on a GPU).
+extern "C" __global__ void fst_divergent_shuffle(float* y) {
+  float a = (float)threadIdx.x;
+  for (int o = 16; o > 0; o >>= 1)
+    a = (a < __shfl_xor_sync(0xffffffffu, a, o) ? a : __shfl_xor_sync(0xffffffffu, a, o));
+  y[threadIdx.x] = a;
+}
+FST_HOST_ENTRY(fst_divergent_shuffle)
+
+extern "C" __global__ void fst_different_barriers(float* y) {
+  if (threadIdx.x % 2 == 0) {
+    __syncthreads();
+  } else {
+    __syncthreads();
+  }
+  y[threadIdx.x] = 1.0f;
+}
+FST_HOST_ENTRY(fst_different_barriers)
+
 extern "C" __global__ void fst_full_mask_partial_warp(float* y) {
   y[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1.0f, 1);
 }

@@ -190,8 +190,16 @@ void BlockExecutor::abandon(Fiber& self) {
   std::abort();  // the block is dropped; its fibers are never resumed
 }
 
-void BlockExecutor::syncthreads(Fiber& self) {
+void BlockExecutor::syncthreads(Fiber& self, fst_host_site site) {
   self.state = FiberState::kBarrier;
+  self.site = site;
+  if (at_barrier_ == 0) {
+    first_at_barrier_ = self.linear;
+  } else if (fibers_[first_at_barrier_].site.call != site.call) {
+    error_ = block_name() + ": barrier divergence: " + describe_calls(self, fibers_[first_at_barrier_]) +
+             "; every thread of a block must reach the same __syncthreads";
+    abandon(self);
+  }
   if (++at_barrier_ == count_) {
     // Everyone arrived, so no other fiber is runnable: release all in the chosen order.
     at_barrier_ = 0;
@@ -207,8 +215,8 @@ void BlockExecutor::sleep(Fiber& self) {
   suspend(self);
 }
 
-std::uint64_t BlockExecutor::warp_exchange(Fiber& self, int op, std::uint32_t mask, std::uint64_t value,
-                                           std::uint32_t source_lane) {
+std::uint64_t BlockExecutor::warp_exchange(Fiber& self, fst_host_site site, int op, std::uint32_t mask,
+                                           std::uint64_t value, std::uint32_t source_lane) {
   const std::uint32_t warp = self.linear / 32;
   const std::uint32_t lane = self.linear % 32;
   const std::uint32_t existing = existing_lanes(count_, warp);
@@ -225,6 +233,7 @@ std::uint64_t BlockExecutor::warp_exchange(Fiber& self, int op, std::uint32_t ma
     abandon(self);
   }
   self.state = FiberState::kWarp;
+  self.site = site;
   self.warp_op = op;
   self.warp_mask = mask;
   self.warp_value = value;
@@ -241,10 +250,10 @@ std::uint64_t BlockExecutor::warp_exchange(Fiber& self, int op, std::uint32_t ma
     if (same) {
       for (std::uint32_t j = 0; j < 32; ++j) {
         if ((mask >> j & 1u) == 0) continue;
-        if (lanes[j].warp_op != op) {
-          error_ = block_name() + ": lanes of warp " + std::to_string(warp) + " meet with mask " +
-                   hex_mask(mask) + " at different warp operations: " + thread_name(self) + " at " +
-                   warp_op_name(op) + ", " + thread_name(lanes[j]) + " at " + warp_op_name(lanes[j].warp_op);
+        if (lanes[j].site.call != site.call) {
+          error_ = block_name() + ": divergent warp operation: the lanes of mask " + hex_mask(mask) +
+                   " meet at different calls: " + describe_calls(self, lanes[j]) +
+                   "; every lane named in a mask must reach the same call";
           abandon(self);
         }
       }
@@ -311,6 +320,19 @@ std::string BlockExecutor::thread_name(const Fiber& fiber) const {
          ", lane " + std::to_string(fiber.linear % 32) + ")";
 }
 
+std::string BlockExecutor::call_name(const Fiber& fiber) {
+  const char* what = fiber.state == FiberState::kBarrier ? "__syncthreads" : warp_op_name(fiber.warp_op);
+  return std::string(what) + " on line " + std::to_string(fiber.site.line);
+}
+
+std::string BlockExecutor::describe_calls(const Fiber& a, const Fiber& b) const {
+  const std::string second =
+      a.site.line == b.site.line
+          ? "another " + call_name(b).substr(0, call_name(b).find(' ')) + " call on that line"
+          : call_name(b);
+  return thread_name(a) + " waits at " + call_name(a) + " while " + thread_name(b) + " waits at " + second;
+}
+
 std::string BlockExecutor::describe_lane(const Fiber& waiter, std::uint32_t lane) const {
   const Fiber& other = fibers_[waiter.linear / 32 * 32 + lane];
   const std::string name = "lane " + std::to_string(lane);
@@ -318,9 +340,9 @@ std::string BlockExecutor::describe_lane(const Fiber& waiter, std::uint32_t lane
     case FiberState::kExited:
       return name + " has exited";
     case FiberState::kBarrier:
-      return name + " waits at __syncthreads";
+      return name + " waits at " + call_name(other);
     case FiberState::kWarp:
-      return name + " waits at " + warp_op_name(other.warp_op) + " with mask " + hex_mask(other.warp_mask);
+      return name + " waits at " + call_name(other) + " with mask " + hex_mask(other.warp_mask);
     default:
       return name + " cannot arrive";
   }
@@ -351,10 +373,9 @@ std::string BlockExecutor::describe_deadlock() const {
       missing = describe_lane(w, j);
       break;
     }
-    return where + thread_name(w) + " waits at " + warp_op_name(w.warp_op) + " with mask " +
-           hex_mask(w.warp_mask) + " but " + missing + " (" + std::to_string(at_warp) +
-           " threads wait at warp operations, " + std::to_string(at_barrier_) + " at __syncthreads, " +
-           std::to_string(exited_) + " exited)";
+    return where + thread_name(w) + " waits at " + call_name(w) + " with mask " + hex_mask(w.warp_mask) +
+           " but " + missing + " (" + std::to_string(at_warp) + " threads wait at warp operations, " +
+           std::to_string(at_barrier_) + " at __syncthreads, " + std::to_string(exited_) + " exited)";
   }
   return where + "deadlock: " + std::to_string(at_barrier_) + " threads wait at __syncthreads, " +
          std::to_string(exited_) + " of " + std::to_string(count_) + " exited";

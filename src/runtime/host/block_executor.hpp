@@ -41,6 +41,7 @@ struct Fiber {
   std::uint32_t linear = 0;  // x + y * dim.x + z * dim.x * dim.y
   FiberState state = FiberState::kReady;
   std::uint32_t shared_declarations = 0;  // FST_SHARED arrays taken so far
+  fst_host_site site{0, 0};               // the __syncthreads or warp operation it waits at
   // The warp operation this thread waits at, what it offers and what it receives.
   int warp_op = 0;
   std::uint32_t warp_mask = 0;
@@ -72,10 +73,10 @@ class BlockExecutor {
   const std::string& error() const { return error_; }
 
   // Services for the running fiber `self` (through the host API).
-  void syncthreads(Fiber& self);
+  void syncthreads(Fiber& self, fst_host_site site);
   void sleep(Fiber& self);
-  std::uint64_t warp_exchange(Fiber& self, int op, std::uint32_t mask, std::uint64_t value,
-                              std::uint32_t source_lane);
+  std::uint64_t warp_exchange(Fiber& self, fst_host_site site, int op, std::uint32_t mask,
+                              std::uint64_t value, std::uint32_t source_lane);
   void* shared_alloc(Fiber& self, std::uint64_t bytes, std::uint64_t alignment);
   [[noreturn]] void trap(Fiber& self, const char* what);
 
@@ -108,6 +109,10 @@ class BlockExecutor {
 
   std::string block_name() const;
   std::string thread_name(const Fiber& fiber) const;
+  // "__shfl_xor_sync on line 12" for the call `fiber` waits at.
+  static std::string call_name(const Fiber& fiber);
+  // "thread (1, 0, 0) ... waits at <call> while thread ... waits at <call>".
+  std::string describe_calls(const Fiber& a, const Fiber& b) const;
   std::string describe_deadlock() const;
   std::string describe_lane(const Fiber& waiter, std::uint32_t lane) const;
 
@@ -123,6 +128,7 @@ class BlockExecutor {
   std::vector<std::uint32_t> sleepers_;
   std::vector<std::uint32_t> warp_waiting_;  // per warp: lanes waiting at a warp operation
   std::uint32_t at_barrier_ = 0;
+  std::uint32_t first_at_barrier_ = 0;  // the thread whose __syncthreads the others must match
   std::uint32_t exited_ = 0;
   bool failed_ = false;
   std::string error_;

@@ -117,9 +117,11 @@ void compile_shared_object(const HostCompiler& compiler, const std::vector<std::
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-include", header, source, "-o", output});
   const ProcessResult result = run_compiler(argv);
-  if (result.spawn_error != 0) {
+  // Exit status 127 without output is how a failed exec shows where posix_spawn cannot report it.
+  if (result.spawn_error != 0 || (result.exited && result.exit_status == 127 && result.output.empty())) {
     fail(StatusCode::kNoCompiler,
-         "cannot start the host C++ compiler " + compiler.path + ": " + std::strerror(result.spawn_error));
+         "cannot start the host C++ compiler " + compiler.path + ": " +
+             (result.spawn_error != 0 ? std::strerror(result.spawn_error) : "exec failed (exit status 127)"));
   }
   if (result.exited && result.exit_status == 0) return;
   // Without an exit status (SIGCHLD ignored by the application), trust the output file.

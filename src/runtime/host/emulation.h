@@ -11,7 +11,7 @@
 #ifndef FSTITCH_HOST_EMULATION_ABI_H
 #define FSTITCH_HOST_EMULATION_ABI_H
 
-#define FST_HOST_ABI_VERSION 1u
+#define FST_HOST_ABI_VERSION 2u
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +31,13 @@ typedef struct fst_host_thread {
   void* runtime;        /* the runtime's fiber; opaque here */
 } fst_host_thread;
 
+/* Where a synchronizing call is in the source: its line, and a number unique to the call
+   (__COUNTER__), so threads meeting at different calls are told apart. */
+typedef struct fst_host_site {
+  unsigned int line;
+  unsigned int call;
+} fst_host_site;
+
 /* Warp operations, as passed to warp_exchange (diagnostics name them). */
 enum {
   FST_HOST_WARP_SYNC = 0,
@@ -45,11 +52,11 @@ typedef struct fst_host_api {
   unsigned int abi_version;
   /* The thread a fiber runs as; valid when a kernel entry starts. */
   fst_host_thread* (*current)(void);
-  void (*syncthreads)(fst_host_thread* self);
+  void (*syncthreads)(fst_host_thread* self, fst_host_site site);
   void (*nanosleep)(fst_host_thread* self, unsigned int nanoseconds);
-  /* Every lane of `mask` offers `value` and receives the value offered by `source_lane`
-     (all ones when that lane is not in `mask`). */
-  unsigned long long (*warp_exchange)(fst_host_thread* self, int op, unsigned int mask,
+  /* Every lane of `mask` offers `value` at the same call and receives the value offered by
+     `source_lane` (all ones when that lane is not in `mask`). */
+  unsigned long long (*warp_exchange)(fst_host_thread* self, fst_host_site site, int op, unsigned int mask,
                                       unsigned long long value, unsigned int source_lane);
   /* Next static shared array of the block (the same address in every thread). */
   void* (*shared_alloc)(fst_host_thread* self, unsigned long long bytes, unsigned long long alignment);
@@ -106,20 +113,30 @@ static constexpr int warpSize = 32;
 #define gridDim (static_cast<const uint3&>(fst_host_detail::self->grid_dim))
 
 /* ---- Synchronization ------------------------------------------------------------------- */
-inline void __syncthreads() {
-  fst_host_thread* s = fst_host_detail::self;
-  fst_host_detail::api->syncthreads(s);
-  fst_host_detail::self = s;
+namespace fst_host_detail {
+inline void syncthreads_at(unsigned int line, unsigned int call) {
+  fst_host_thread* s = self;
+  api->syncthreads(s, fst_host_site{line, call});
+  self = s;
 }
+}  // namespace fst_host_detail
+/* Synchronizing calls are macros so each carries its call site. */
+#define __syncthreads() fst_host_detail::syncthreads_at(__LINE__, __COUNTER__)
 inline void __nanosleep(unsigned int ns) {
   fst_host_thread* s = fst_host_detail::self;
   fst_host_detail::api->nanosleep(s, ns);
   fst_host_detail::self = s;
 }
-inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence() {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+inline void __threadfence_system() {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 /* The threads of a block share one OS thread: ordering the compiler is enough. */
-inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_block() {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
 inline void __trap() {
   fst_host_detail::api->trap(fst_host_detail::self, "__trap()");
   __builtin_unreachable();
@@ -167,56 +184,63 @@ inline unsigned int shuffle_source(int op, unsigned int lane, unsigned int b, in
 }
 
 template <class T>
-inline T shuffle(int op, unsigned int mask, T var, unsigned int b, int width) {
+inline T shuffle(fst_host_site site, int op, unsigned int mask, T var, unsigned int b, int width) {
   static_assert(sizeof(T) <= 8, "shuffled values are at most 64 bits");
   fst_host_thread* s = self;
   unsigned long long bits = 0;
   std::memcpy(&bits, &var, sizeof(T));
   const unsigned int source = shuffle_source(op, lane_id(), b, width);
-  bits = api->warp_exchange(s, op, mask, bits, source);
+  bits = api->warp_exchange(s, site, op, mask, bits, source);
   self = s;
   T result;
   std::memcpy(&result, &bits, sizeof(T));
   return result;
 }
+
+/* The warp operations of one call site, with CUDA's signatures and default arguments. */
+struct WarpCall {
+  fst_host_site site;
+  void syncwarp(unsigned int mask = 0xffffffffu) const {
+    fst_host_thread* s = self;
+    api->warp_exchange(s, site, FST_HOST_WARP_SYNC, mask, 0, lane_id());
+    self = s;
+  }
+#define FST_HOST_SHUFFLES(T)                                                                              \
+  T shfl(unsigned int mask, T var, int src_lane, int width = warpSize) const {                            \
+    return shuffle(site, FST_HOST_WARP_SHFL_IDX, mask, var, static_cast<unsigned int>(src_lane), width);  \
+  }                                                                                                       \
+  T shfl_up(unsigned int mask, T var, unsigned int delta, int width = warpSize) const {                   \
+    return shuffle(site, FST_HOST_WARP_SHFL_UP, mask, var, delta, width);                                 \
+  }                                                                                                       \
+  T shfl_down(unsigned int mask, T var, unsigned int delta, int width = warpSize) const {                 \
+    return shuffle(site, FST_HOST_WARP_SHFL_DOWN, mask, var, delta, width);                               \
+  }                                                                                                       \
+  T shfl_xor(unsigned int mask, T var, int lane_mask, int width = warpSize) const {                       \
+    return shuffle(site, FST_HOST_WARP_SHFL_XOR, mask, var, static_cast<unsigned int>(lane_mask), width); \
+  }
+  FST_HOST_SHUFFLES(int)
+  FST_HOST_SHUFFLES(unsigned int)
+  FST_HOST_SHUFFLES(long)
+  FST_HOST_SHUFFLES(unsigned long)
+  FST_HOST_SHUFFLES(long long)
+  FST_HOST_SHUFFLES(unsigned long long)
+  FST_HOST_SHUFFLES(float)
+  FST_HOST_SHUFFLES(double)
+#undef FST_HOST_SHUFFLES
+};
 }  // namespace fst_host_detail
 
-inline void __syncwarp(unsigned int mask = 0xffffffffu) {
-  fst_host_thread* s = fst_host_detail::self;
-  fst_host_detail::api->warp_exchange(s, FST_HOST_WARP_SYNC, mask, 0, fst_host_detail::lane_id());
-  fst_host_detail::self = s;
-}
-
-#define FST_HOST_SHUFFLES(T)                                                                      \
-  inline T __shfl_sync(unsigned int mask, T var, int src_lane, int width = warpSize) {            \
-    return fst_host_detail::shuffle(FST_HOST_WARP_SHFL_IDX, mask, var,                            \
-                                    static_cast<unsigned int>(src_lane), width);                  \
-  }                                                                                               \
-  inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = warpSize) {   \
-    return fst_host_detail::shuffle(FST_HOST_WARP_SHFL_UP, mask, var, delta, width);              \
-  }                                                                                               \
-  inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = warpSize) { \
-    return fst_host_detail::shuffle(FST_HOST_WARP_SHFL_DOWN, mask, var, delta, width);            \
-  }                                                                                               \
-  inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = warpSize) {       \
-    return fst_host_detail::shuffle(FST_HOST_WARP_SHFL_XOR, mask, var,                            \
-                                    static_cast<unsigned int>(lane_mask), width);                 \
-  }
-FST_HOST_SHUFFLES(int)
-FST_HOST_SHUFFLES(unsigned int)
-FST_HOST_SHUFFLES(long)
-FST_HOST_SHUFFLES(unsigned long)
-FST_HOST_SHUFFLES(long long)
-FST_HOST_SHUFFLES(unsigned long long)
-FST_HOST_SHUFFLES(float)
-FST_HOST_SHUFFLES(double)
-#undef FST_HOST_SHUFFLES
+#define FST_HOST_WARP_CALL (fst_host_detail::WarpCall{fst_host_site{__LINE__, __COUNTER__}})
+#define __syncwarp(...) FST_HOST_WARP_CALL.syncwarp(__VA_ARGS__)
+#define __shfl_sync(...) FST_HOST_WARP_CALL.shfl(__VA_ARGS__)
+#define __shfl_up_sync(...) FST_HOST_WARP_CALL.shfl_up(__VA_ARGS__)
+#define __shfl_down_sync(...) FST_HOST_WARP_CALL.shfl_down(__VA_ARGS__)
+#define __shfl_xor_sync(...) FST_HOST_WARP_CALL.shfl_xor(__VA_ARGS__)
 
 /* ---- Atomics (blocks run on several OS threads) ---------------------------------------- */
 namespace fst_host_detail {
 typedef unsigned int __attribute__((may_alias)) alias_u32;
 typedef unsigned long long __attribute__((may_alias)) alias_u64;
-typedef int __attribute__((may_alias)) alias_i32;
 
 template <class F>
 inline float update_float(float* address, F next) {
@@ -258,7 +282,9 @@ inline T update_integer(T* address, F next) {
 }
 }  // namespace fst_host_detail
 
-inline int atomicAdd(int* a, int v) { return __atomic_fetch_add(a, v, __ATOMIC_RELAXED); }
+inline int atomicAdd(int* a, int v) {
+  return __atomic_fetch_add(a, v, __ATOMIC_RELAXED);
+}
 inline unsigned int atomicAdd(unsigned int* a, unsigned int v) {
   return __atomic_fetch_add(a, v, __ATOMIC_RELAXED);
 }
@@ -271,7 +297,9 @@ inline float atomicAdd(float* a, float v) {
 inline double atomicAdd(double* a, double v) {
   return fst_host_detail::update_double(a, [v](double old) { return old + v; });
 }
-inline int atomicSub(int* a, int v) { return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED); }
+inline int atomicSub(int* a, int v) {
+  return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED);
+}
 inline unsigned int atomicSub(unsigned int* a, unsigned int v) {
   return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED);
 }
@@ -288,7 +316,9 @@ inline unsigned long long atomicCAS(unsigned long long* a, unsigned long long co
   __atomic_compare_exchange_n(a, &compare, value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   return compare;
 }
-inline int atomicExch(int* a, int v) { return __atomic_exchange_n(a, v, __ATOMIC_RELAXED); }
+inline int atomicExch(int* a, int v) {
+  return __atomic_exchange_n(a, v, __ATOMIC_RELAXED);
+}
 inline unsigned int atomicExch(unsigned int* a, unsigned int v) {
   return __atomic_exchange_n(a, v, __ATOMIC_RELAXED);
 }
@@ -309,34 +339,74 @@ inline unsigned int atomicMin(unsigned int* a, unsigned int v) {
 }
 
 /* ---- Vector types (CUDA member names and alignment) ------------------------------------ */
-struct __align__(8) float2 { float x, y; };
-struct __align__(16) float4 { float x, y, z, w; };
-struct __align__(8) int2 { int x, y; };
-struct __align__(16) int4 { int x, y, z, w; };
-struct __align__(8) uint2 { unsigned int x, y; };
-struct __align__(16) uint4 { unsigned int x, y, z, w; };
-struct __align__(16) double2 { double x, y; };
-struct __align__(4) ushort2 { unsigned short x, y; };
-struct __align__(8) ushort4 { unsigned short x, y, z, w; };
-struct __align__(4) uchar4 { unsigned char x, y, z, w; };
-struct __align__(4) char4 { signed char x, y, z, w; };
-struct __align__(16) longlong2 { long long x, y; };
+struct __align__(8) float2 {
+  float x, y;
+};
+struct __align__(16) float4 {
+  float x, y, z, w;
+};
+struct __align__(8) int2 {
+  int x, y;
+};
+struct __align__(16) int4 {
+  int x, y, z, w;
+};
+struct __align__(8) uint2 {
+  unsigned int x, y;
+};
+struct __align__(16) uint4 {
+  unsigned int x, y, z, w;
+};
+struct __align__(16) double2 {
+  double x, y;
+};
+struct __align__(4) ushort2 {
+  unsigned short x, y;
+};
+struct __align__(8) ushort4 {
+  unsigned short x, y, z, w;
+};
+struct __align__(4) uchar4 {
+  unsigned char x, y, z, w;
+};
+struct __align__(4) char4 {
+  signed char x, y, z, w;
+};
+struct __align__(16) longlong2 {
+  long long x, y;
+};
 static_assert(sizeof(float4) == 16 && alignof(float4) == 16, "float4 layout");
 static_assert(sizeof(double2) == 16 && alignof(double2) == 16, "double2 layout");
 static_assert(sizeof(ushort4) == 8 && alignof(ushort4) == 8, "ushort4 layout");
 static_assert(sizeof(uchar4) == 4 && alignof(uchar4) == 4, "uchar4 layout");
 
-inline float2 make_float2(float x, float y) { return float2{x, y}; }
-inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
-inline int2 make_int2(int x, int y) { return int2{x, y}; }
-inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
-inline uint2 make_uint2(unsigned int x, unsigned int y) { return uint2{x, y}; }
-inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return uint3{x, y, z}; }
+inline float2 make_float2(float x, float y) {
+  return float2{x, y};
+}
+inline float4 make_float4(float x, float y, float z, float w) {
+  return float4{x, y, z, w};
+}
+inline int2 make_int2(int x, int y) {
+  return int2{x, y};
+}
+inline int4 make_int4(int x, int y, int z, int w) {
+  return int4{x, y, z, w};
+}
+inline uint2 make_uint2(unsigned int x, unsigned int y) {
+  return uint2{x, y};
+}
+inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) {
+  return uint3{x, y, z};
+}
 inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) {
   return uint4{x, y, z, w};
 }
-inline double2 make_double2(double x, double y) { return double2{x, y}; }
-inline ushort2 make_ushort2(unsigned short x, unsigned short y) { return ushort2{x, y}; }
+inline double2 make_double2(double x, double y) {
+  return double2{x, y};
+}
+inline ushort2 make_ushort2(unsigned short x, unsigned short y) {
+  return ushort2{x, y};
+}
 inline ushort4 make_ushort4(unsigned short x, unsigned short y, unsigned short z, unsigned short w) {
   return ushort4{x, y, z, w};
 }
@@ -346,7 +416,9 @@ inline uchar4 make_uchar4(unsigned char x, unsigned char y, unsigned char z, uns
 inline char4 make_char4(signed char x, signed char y, signed char z, signed char w) {
   return char4{x, y, z, w};
 }
-inline longlong2 make_longlong2(long long x, long long y) { return longlong2{x, y}; }
+inline longlong2 make_longlong2(long long x, long long y) {
+  return longlong2{x, y};
+}
 
 /* ---- Math: float overloads call the float libm functions (std::exp(float) is expf) ----- */
 using std::ceil;
@@ -374,22 +446,52 @@ using std::sin;
 using std::sqrt;
 using std::tanh;
 using std::trunc;
-inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-inline float rsqrt(float x) { return 1.0f / sqrtf(x); }
-inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float rsqrtf(float x) {
+  return 1.0f / sqrtf(x);
+}
+inline float rsqrt(float x) {
+  return 1.0f / sqrtf(x);
+}
+inline double rsqrt(double x) {
+  return 1.0 / std::sqrt(x);
+}
 
-inline int min(int a, int b) { return a < b ? a : b; }
-inline unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
-inline long long min(long long a, long long b) { return a < b ? a : b; }
-inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
-inline float min(float a, float b) { return fminf(a, b); }
-inline double min(double a, double b) { return std::fmin(a, b); }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline unsigned int max(unsigned int a, unsigned int b) { return a > b ? a : b; }
-inline long long max(long long a, long long b) { return a > b ? a : b; }
-inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
-inline float max(float a, float b) { return fmaxf(a, b); }
-inline double max(double a, double b) { return std::fmax(a, b); }
+inline int min(int a, int b) {
+  return a < b ? a : b;
+}
+inline unsigned int min(unsigned int a, unsigned int b) {
+  return a < b ? a : b;
+}
+inline long long min(long long a, long long b) {
+  return a < b ? a : b;
+}
+inline unsigned long long min(unsigned long long a, unsigned long long b) {
+  return a < b ? a : b;
+}
+inline float min(float a, float b) {
+  return fminf(a, b);
+}
+inline double min(double a, double b) {
+  return std::fmin(a, b);
+}
+inline int max(int a, int b) {
+  return a > b ? a : b;
+}
+inline unsigned int max(unsigned int a, unsigned int b) {
+  return a > b ? a : b;
+}
+inline long long max(long long a, long long b) {
+  return a > b ? a : b;
+}
+inline unsigned long long max(unsigned long long a, unsigned long long b) {
+  return a > b ? a : b;
+}
+inline float max(float a, float b) {
+  return fmaxf(a, b);
+}
+inline double max(double a, double b) {
+  return std::fmax(a, b);
+}
 
 /* ---- Bit casts and loads --------------------------------------------------------------- */
 namespace fst_host_detail {
@@ -401,12 +503,24 @@ inline To bit_cast(From from) {
   return to;
 }
 }  // namespace fst_host_detail
-inline float __int_as_float(int v) { return fst_host_detail::bit_cast<float>(v); }
-inline int __float_as_int(float v) { return fst_host_detail::bit_cast<int>(v); }
-inline float __uint_as_float(unsigned int v) { return fst_host_detail::bit_cast<float>(v); }
-inline unsigned int __float_as_uint(float v) { return fst_host_detail::bit_cast<unsigned int>(v); }
-inline double __longlong_as_double(long long v) { return fst_host_detail::bit_cast<double>(v); }
-inline long long __double_as_longlong(double v) { return fst_host_detail::bit_cast<long long>(v); }
+inline float __int_as_float(int v) {
+  return fst_host_detail::bit_cast<float>(v);
+}
+inline int __float_as_int(float v) {
+  return fst_host_detail::bit_cast<int>(v);
+}
+inline float __uint_as_float(unsigned int v) {
+  return fst_host_detail::bit_cast<float>(v);
+}
+inline unsigned int __float_as_uint(float v) {
+  return fst_host_detail::bit_cast<unsigned int>(v);
+}
+inline double __longlong_as_double(long long v) {
+  return fst_host_detail::bit_cast<double>(v);
+}
+inline long long __double_as_longlong(double v) {
+  return fst_host_detail::bit_cast<long long>(v);
+}
 template <class T>
 inline T __ldg(const T* p) {
   return *p;
@@ -415,10 +529,10 @@ inline T __ldg(const T* p) {
 /* ---- Shared memory --------------------------------------------------------------------- */
 /* Each thread takes the block's static shared arrays in declaration order from one arena,
    so every thread of the block gets the same addresses. */
-#define FST_SHARED(T, name, count)                                                     \
-  T* name = static_cast<T*>(fst_host_detail::api->shared_alloc(                        \
-      fst_host_detail::self, static_cast<unsigned long long>(sizeof(T)) *              \
-                                 static_cast<unsigned long long>(count),               \
+#define FST_SHARED(T, name, count)                                                         \
+  T* name = static_cast<T*>(fst_host_detail::api->shared_alloc(                            \
+      fst_host_detail::self,                                                               \
+      static_cast<unsigned long long>(sizeof(T)) * static_cast<unsigned long long>(count), \
       static_cast<unsigned long long>(alignof(T))))
 #define FST_DYNAMIC_SHARED(T, name) T* name = static_cast<T*>(fst_host_detail::self->dynamic_shared)
 
@@ -449,12 +563,12 @@ extern "C" FST_HOST_EXPORT unsigned int fst_host_bind(const fst_host_api* table)
 
 /* fst_host_entry_<name>(params) unpacks the cuLaunchKernel-style parameter array into the
    kernel's parameters and runs it as the current fiber's thread. */
-#define FST_HOST_ENTRY(name)                                                           \
-  extern "C" FST_HOST_EXPORT void fst_host_entry_##name(void** params) {               \
-    fst_host_detail::run_kernel(name, params);                                         \
-  }                                                                                    \
-  extern "C" FST_HOST_EXPORT unsigned int fst_host_param_count_##name(void) {          \
-    return fst_host_detail::param_count(name);                                         \
+#define FST_HOST_ENTRY(name)                                                  \
+  extern "C" FST_HOST_EXPORT void fst_host_entry_##name(void** params) {      \
+    fst_host_detail::run_kernel(name, params);                                \
+  }                                                                           \
+  extern "C" FST_HOST_EXPORT unsigned int fst_host_param_count_##name(void) { \
+    return fst_host_detail::param_count(name);                                \
   }
 
 #endif /* !FST_HOST_ABI_ONLY && !FSTITCH_HOST_EMULATION */

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace fstitch::host {
 
@@ -30,6 +31,7 @@ class FiberStacks {
   std::size_t guard_bytes_ = 0;
   std::size_t stack_bytes_ = 0;
   std::size_t count_ = 0;
+  std::vector<unsigned> valgrind_ids_;  // stacks announced to Valgrind, when run under it
 };
 
 }  // namespace fstitch::host

@@ -16,9 +16,9 @@ fst_host_thread* api_current() noexcept {
   return t_current_thread;
 }
 
-void api_syncthreads(fst_host_thread* self) noexcept {
+void api_syncthreads(fst_host_thread* self, fst_host_site site) noexcept {
   Fiber& fiber = fiber_of(self);
-  fiber.block->syncthreads(fiber);
+  fiber.block->syncthreads(fiber, site);
 }
 
 void api_nanosleep(fst_host_thread* self, unsigned int /*nanoseconds*/) noexcept {
@@ -26,10 +26,10 @@ void api_nanosleep(fst_host_thread* self, unsigned int /*nanoseconds*/) noexcept
   fiber.block->sleep(fiber);
 }
 
-unsigned long long api_warp_exchange(fst_host_thread* self, int op, unsigned int mask,
+unsigned long long api_warp_exchange(fst_host_thread* self, fst_host_site site, int op, unsigned int mask,
                                      unsigned long long value, unsigned int source_lane) noexcept {
   Fiber& fiber = fiber_of(self);
-  return fiber.block->warp_exchange(fiber, op, mask, value, source_lane);
+  return fiber.block->warp_exchange(fiber, site, op, mask, value, source_lane);
 }
 
 void* api_shared_alloc(fst_host_thread* self, unsigned long long bytes,

@@ -1,0 +1,50 @@
+// The differential harness: plan and emit many graphs, compile all their kernels as one
+// host module, run each plan in forward and reverse thread order on the host backend, and
+// compare every output with the reference evaluator on the same random inputs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/graph.hpp"
+#include "plan/plan.hpp"
+
+namespace fstitch::testing {
+
+struct DiffCase {
+  std::string label;                   // names the case in reports ("seed 17", "layer_norm 64x256 f16")
+  std::string reproduce;               // how to rerun just this case
+  std::shared_ptr<const Graph> graph;  // cases of one graph share its reference outputs
+  FusionPolicy policy = FusionPolicy::kStitch;
+  uint64_t data_seed = 0;  // seeds the input values
+};
+
+struct CaseResult {
+  bool ok = true;
+  std::string report;      // on failure: what failed, the graph text, the plan dump
+  double worst_ratio = 0;  // largest (error / limit) over the inexact outputs
+  size_t kernels = 0;
+  size_t widened_outputs = 0;  // ill-conditioned outputs judged against their noise floor
+};
+
+struct HarnessOptions {
+  size_t batch_size = 60;  // cases per compiled module
+  // Where compiled modules are cached; empty: compile without a disk cache.
+  std::string cache_dir;
+};
+
+// Runs every case; results are in the order of `cases`.
+std::vector<CaseResult> run_cases(const std::vector<DiffCase>& cases, const HarnessOptions& options);
+
+// Fills `buffer` (count elements of dtype) with the random inputs the harness uses: floats
+// in [-2, 2], integers over their dtype's range (i32 mostly within +-1000), bools both ways.
+void fill_random_input(void* buffer, int64_t count, DType dtype, uint64_t seed);
+
+// Parses "a-b" or "a" (FSTITCH_DIFF_SEEDS) into an inclusive range; nullopt when malformed.
+std::optional<std::pair<uint64_t, uint64_t>> parse_seed_range(const std::string& text);
+
+}  // namespace fstitch::testing
