@@ -267,24 +267,7 @@ FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* i
   return guarded(__func__, [&] {
     require_not_null(fusion, "fusion");
     const fstitch::Graph& g = fusion->graph;
-    if (ninputs != g.inputs().size()) {
-      fail(StatusCode::kInvalidArgument, "ninputs is " + std::to_string(ninputs) + " but the graph has " +
-                                             std::to_string(g.inputs().size()) + " input(s)");
-    }
-    if (noutputs != g.outputs().size()) {
-      fail(StatusCode::kInvalidArgument, "noutputs is " + std::to_string(noutputs) + " but the graph has " +
-                                             std::to_string(g.outputs().size()) + " output(s)");
-    }
-    if (ninputs > 0) require_not_null(inputs, "inputs");
-    require_not_null(outputs, "outputs");
-    for (size_t i = 0; i < ninputs; ++i) {
-      if (inputs[i] == nullptr)
-        fail(StatusCode::kInvalidArgument, "inputs[" + std::to_string(i) + "] is NULL");
-    }
-    for (size_t i = 0; i < noutputs; ++i) {
-      if (outputs[i] == nullptr)
-        fail(StatusCode::kInvalidArgument, "outputs[" + std::to_string(i) + "] is NULL");
-    }
+    fstitch::api::check_run_buffers(g, inputs, ninputs, outputs, noutputs);
     if (!fusion->plan.opaque_ops.empty()) {
       fail(StatusCode::kUnsupported, "the plan contains opaque operation \"" +
                                          g.node(fusion->plan.opaque_ops.front()).name +

@@ -62,6 +62,32 @@ ValueId decode_value(const fst_graph* g, fst_value v, const char* what) {
   return static_cast<ValueId>(index);
 }
 
+void check_run_buffers(const Graph& g, const void* const* inputs, size_t ninputs, void* const* outputs,
+                       size_t noutputs) {
+  if (ninputs != g.inputs().size()) {
+    fail(StatusCode::kInvalidArgument, "ninputs is " + std::to_string(ninputs) + " but the graph has " +
+                                           std::to_string(g.inputs().size()) + " input(s)");
+  }
+  if (noutputs != g.outputs().size()) {
+    fail(StatusCode::kInvalidArgument, "noutputs is " + std::to_string(noutputs) + " but the graph has " +
+                                           std::to_string(g.outputs().size()) + " output(s)");
+  }
+  if (ninputs > 0) require_not_null(inputs, "inputs");
+  require_not_null(outputs, "outputs");
+  for (size_t i = 0; i < ninputs; ++i) {
+    if (inputs[i] == nullptr) {
+      fail(StatusCode::kInvalidArgument,
+           "inputs[" + std::to_string(i) + "] (\"" + g.node(g.inputs()[i]).name + "\") is NULL");
+    }
+  }
+  for (size_t i = 0; i < noutputs; ++i) {
+    if (outputs[i] == nullptr) {
+      fail(StatusCode::kInvalidArgument,
+           "outputs[" + std::to_string(i) + "] (\"" + g.outputs()[i].name + "\") is NULL");
+    }
+  }
+}
+
 void require_graph_ok(const fst_graph* g) {
   if (g->error != FST_OK) {
     fail(static_cast<StatusCode>(g->error),

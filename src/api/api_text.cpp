@@ -51,32 +51,9 @@ FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const vo
     require_graph_ok(graph);
     const fstitch::Graph& g = graph->graph;
     fstitch::verify_graph(g);
-    if (ninputs != g.inputs().size()) {
-      fail(StatusCode::kInvalidArgument, "ninputs is " + std::to_string(ninputs) + " but the graph has " +
-                                             std::to_string(g.inputs().size()) + " input(s)");
-    }
-    if (noutputs != g.outputs().size()) {
-      fail(StatusCode::kInvalidArgument, "noutputs is " + std::to_string(noutputs) + " but the graph has " +
-                                             std::to_string(g.outputs().size()) + " output(s)");
-    }
-    if (ninputs > 0) require_not_null(inputs, "inputs");
-    require_not_null(outputs, "outputs");
-    std::vector<const void*> in(ninputs);
-    for (size_t i = 0; i < ninputs; ++i) {
-      if (inputs[i] == nullptr) {
-        fail(StatusCode::kInvalidArgument,
-             "inputs[" + std::to_string(i) + "] (\"" + g.node(g.inputs()[i]).name + "\") is NULL");
-      }
-      in[i] = inputs[i];
-    }
-    std::vector<void*> out(noutputs);
-    for (size_t i = 0; i < noutputs; ++i) {
-      if (outputs[i] == nullptr) {
-        fail(StatusCode::kInvalidArgument,
-             "outputs[" + std::to_string(i) + "] (\"" + g.outputs()[i].name + "\") is NULL");
-      }
-      out[i] = outputs[i];
-    }
+    fstitch::api::check_run_buffers(g, inputs, ninputs, outputs, noutputs);
+    const std::vector<const void*> in(inputs, inputs + ninputs);
+    const std::vector<void*> out(outputs, outputs + noutputs);
     fstitch::evaluate_reference(g, in, out);
   });
 }

@@ -73,6 +73,11 @@ fst_value encode_value(const fst_graph* g, ValueId id);
 // Throws invalid argument for FST_VALUE_INVALID, a value of another graph, or one out of range.
 ValueId decode_value(const fst_graph* g, fst_value v, const char* what);
 
+// Checks the buffer arguments of a run over `graph`: counts equal to the graph's inputs and
+// outputs, no NULL array or buffer (named in the message by index and name).
+void check_run_buffers(const Graph& graph, const void* const* inputs, size_t ninputs, void* const* outputs,
+                       size_t noutputs);
+
 // Throws the graph's sticky builder error, if any.
 void require_graph_ok(const fst_graph* g);
 
