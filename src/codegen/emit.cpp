@@ -101,15 +101,17 @@ std::string elementwise_expr(const Node& n, DType operand_type, const std::vecto
                ")";
       return "(" + a[0] + " > 0 ? " + a[0] + " : 0)";
     case OpKind::kGelu: {
+      // 1 + erf(z) written as erfc(-z): no cancellation for large negative inputs.
       const std::string c = computes_in_double(t) ? "0.70710678118654752" : "0.707106781f";
-      return "(" + half + " * " + a[0] + " * (" + one + " + " + math(t, "erf", a[0] + " * " + c) + "))";
+      return "(" + half + " * " + a[0] + " * " + math(t, "erfc", "-" + a[0] + " * " + c) + ")";
     }
     case OpKind::kGeluTanh: {
-      const std::string k = computes_in_double(t) ? "0.79788456080286536" : "0.797884561f";
+      // 0.5 * (1 + tanh(u)) written as 1 / (1 + exp(-2u)): no cancellation for large negative u.
+      const std::string k2 = computes_in_double(t) ? "1.5957691216057307" : "1.59576912f";
       const std::string c = computes_in_double(t) ? "0.044715" : "0.044715f";
-      return "(" + half + " * " + a[0] + " * (" + one + " + " +
-             math(t, "tanh",
-                  k + " * (" + a[0] + " + " + c + " * " + a[0] + " * " + a[0] + " * " + a[0] + ")") +
+      return "(" + a[0] + " / (" + one + " + " +
+             math(t, "exp",
+                  "-" + k2 + " * (" + a[0] + " + " + c + " * " + a[0] + " * " + a[0] + " * " + a[0] + ")") +
              "))";
     }
     case OpKind::kSilu:

@@ -11,6 +11,7 @@
 
 #include "codegen/emit.hpp"
 #include "codegen/prelude.hpp"
+#include "jit/kernel_cache.hpp"
 #include "common/random_graph.hpp"
 #include "differential/compare.hpp"
 #include "differential/noise_floor.hpp"
@@ -151,7 +152,17 @@ Compiled compile(const std::string& kernels, const HarnessOptions& options) {
   compile_options.cache_dir = options.cache_dir;
   Compiled c;
   try {
-    c.module = host::HostModule::compile(kernel_prelude() + kernels, compile_options);
+    const std::string text = kernel_prelude() + kernels;
+    c.module = host::HostModule::compile(text, compile_options);
+    // The very text the host ran must also be valid CUDA for NVRTC, for sm_80 and sm_90.
+    static jit::KernelCache nvrtc(jit::KernelCacheOptions{});
+    std::vector<jit::CompileRequest> requests(2);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      requests[i].source = text;
+      requests[i].name = "differential_batch.cu";
+      requests[i].arch = i == 0 ? 80 : 90;
+    }
+    nvrtc.compile_all(requests);
   } catch (const std::exception& e) {
     c.error = e.what();
     if (c.error.size() > kMaxCompilerLog) c.error = c.error.substr(0, kMaxCompilerLog) + "\n[...]";

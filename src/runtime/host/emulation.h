@@ -425,6 +425,7 @@ using std::ceil;
 using std::copysign;
 using std::cos;
 using std::erf;
+using std::erfc;
 using std::exp;
 using std::exp2;
 using std::expm1;
