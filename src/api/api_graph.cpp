@@ -40,7 +40,7 @@ fst_value build(fst_graph* graph, const char* function, Body&& body) noexcept {
   return FST_VALUE_INVALID;
 }
 
-DType to_dtype(fst_dtype dtype, const char* what) {
+DType to_dtype(const fst_dtype& dtype, const char* what) {
   const int code = fstitch::api::enum_code(dtype);
   if (!fstitch::is_valid_dtype(code)) {
     fail(StatusCode::kInvalidArgument,

@@ -56,7 +56,7 @@ fst_status guarded(const char* function, Body&& body) noexcept {
 // The integer behind a C enum argument, read as bytes: a caller may pass any int, and
 // loading an out-of-range value through the enum type would be undefined in C++.
 template <class Enum>
-int enum_code(Enum value) {
+int enum_code(const Enum& value) {  // by reference: no typed load of the argument
   static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized");
   int code;
   std::memcpy(&code, &value, sizeof code);
