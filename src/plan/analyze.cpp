@@ -124,8 +124,10 @@ PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchP
   in.users.assign(n, {});
   in.live.assign(n, false);
   in.graph_output.assign(n, false);
+  in.output_count.assign(n, 0);
   for (const GraphOutput& out : graph.outputs()) {
     in.graph_output[static_cast<size_t>(out.value)] = true;
+    ++in.output_count[static_cast<size_t>(out.value)];
     in.live[static_cast<size_t>(out.value)] = true;
   }
   for (size_t i = n; i-- > 0;) {
@@ -444,9 +446,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   (void)stores_elements;
   spec.bytes_read = reads;
   for (ValueId v : spec.stored) {
-    size_t copies = 0;
-    for (const GraphOutput& o : g.outputs()) copies += o.value == v ? 1 : 0;
-    spec.bytes_written += value_bytes(g, v) * std::max<size_t>(1, copies);
+    spec.bytes_written += value_bytes(g, v) * std::max<uint64_t>(1, in.output_count[static_cast<size_t>(v)]);
   }
   for (ValueId v : members) {
     spec.compute_ops += op_compute_weight(g.node(v).op) * static_cast<double>(element_count(g.node(v).dims));

@@ -27,6 +27,11 @@ bool overlaps(const std::vector<ValueId>& members, const std::vector<int>& kerne
   return false;
 }
 
+// Cycle searches give up (reporting a cycle) past these many operations: candidates are
+// many and cheap to lose, plan-level decisions few.
+constexpr size_t kCandidateSearch = 128;
+constexpr size_t kPlanSearch = 512;
+
 }  // namespace
 
 void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
@@ -48,7 +53,7 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
     if (check_cycle) {
       // Check the joined kernel with its members unassigned (restored right after).
       for (ValueId v : joined) kernel_of[static_cast<size_t>(v)] = -1;
-      const bool cycle = creates_cycle(in, joined, kernel_of, kernels, spans);
+      const bool cycle = creates_cycle(in, joined, kernel_of, kernels, spans, kPlanSearch);
       for (ValueId v : kernels[a]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(a);
       for (ValueId v : kernels[b]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(b);
       if (cycle) return false;
@@ -140,7 +145,7 @@ ValueId KernelSpans::bound(ValueId last) const {
 
 bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
                    const std::vector<int>& kernel_of, const std::vector<std::vector<ValueId>>& kernels,
-                   const KernelSpans& spans) {
+                   const KernelSpans& spans, size_t max_visits) {
   // A cycle needs a path that leaves the set and comes back. Operations are numbered in
   // topological order and kernels only jump within their spans, so the path never passes
   // an operation numbered above the bound.
@@ -157,12 +162,11 @@ bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
   for (ValueId m : members) {
     for (ValueId u : in.users[static_cast<size_t>(m)]) visit(u);
   }
-  // Past this many operations the search gives up and reports a cycle: a merge is then
+  // Past max_visits operations the search gives up and reports a cycle: a fusion is then
   // missed, never made wrongly, and planning stays near-linear in the graph size.
-  constexpr size_t kMaxVisits = 2048;
   size_t visits = 0;
   while (!stack.empty()) {
-    if (++visits > kMaxVisits) return true;
+    if (++visits > max_visits) return true;
     ValueId v = stack.back();
     stack.pop_back();
     for (ValueId u : in.users[static_cast<size_t>(v)]) {
@@ -203,7 +207,9 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
     if (members.size() > in.max_kernel_ops) return false;
     KernelSpec spec;
     if (!analyze_kernel(in, members, &spec, nullptr)) return false;
-    if (members.size() > 1 && creates_cycle(in, members, no_kernels, empty_kernels, no_spans)) return false;
+    if (members.size() > 1 &&
+        creates_cycle(in, members, no_kernels, empty_kernels, no_spans, kCandidateSearch))
+      return false;
     double baseline = 0;
     for (ValueId v : members) baseline += alone[static_cast<size_t>(v)];
     *out = baseline - spec.est_seconds;
@@ -286,7 +292,9 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
       for (const Pattern& p : candidates[i]) {
         if (viable.size() >= width) break;
         if (overlaps(p.members, s.kernel_of)) continue;
-        if (p.members.size() > 1 && creates_cycle(in, p.members, s.kernel_of, s.kernels, s.spans)) continue;
+        if (p.members.size() > 1 &&
+            creates_cycle(in, p.members, s.kernel_of, s.kernels, s.spans, kPlanSearch))
+          continue;
         viable.push_back(&p);
       }
       // The operation alone is always possible, even when its best patterns were taken.

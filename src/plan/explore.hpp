@@ -42,9 +42,10 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
 
 // True when the member set, with the given kernel assignment of other operations
 // (-1: unassigned, each such op its own kernel), would put a kernel on a cycle. `spans`
-// holds (at least) the spans of `kernels`.
+// holds (at least) the spans of `kernels`. Past `max_visits` operations the search gives up
+// and answers true: a missed fusion, never a wrong one.
 bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
                    const std::vector<int>& kernel_of, const std::vector<std::vector<ValueId>>& kernels,
-                   const KernelSpans& spans);
+                   const KernelSpans& spans, size_t max_visits);
 
 }  // namespace fstitch

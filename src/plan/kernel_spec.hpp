@@ -96,11 +96,12 @@ struct PlanInputs {
   std::vector<std::vector<ValueId>> users;  // live users of each value
   std::vector<bool> live;
   std::vector<bool> graph_output;
+  std::vector<uint32_t> output_count;  // how many graph outputs name each value
   // Values recomputed inside every kernel that uses them instead of being materialized:
   // constants, iota, arithmetic on those, and broadcasts of inputs and of such values. They
   // cost no memory traffic beyond reading the (smaller) inputs they come from.
   std::vector<bool> inlined;
-  size_t max_kernel_ops = 128;
+  size_t max_kernel_ops = 64;
 };
 
 PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchParams& arch);

@@ -33,9 +33,7 @@ KernelSpec copy_spec(const PlanInputs& in, ValueId source) {
   const int64_t wave = static_cast<int64_t>(in.arch.sm_count) * in.arch.max_threads_per_sm / 256;
   spec.grid_blocks = std::max<int64_t>(1, std::min<int64_t>((spec.rows + 255) / 256, wave));
   spec.bytes_read = spec.loaded.empty() ? 0 : value_bytes(g, source);
-  size_t copies = 0;
-  for (const GraphOutput& o : g.outputs()) copies += o.value == source ? 1 : 0;
-  spec.bytes_written = value_bytes(g, source) * copies;
+  spec.bytes_written = value_bytes(g, source) * in.output_count[static_cast<size_t>(source)];
   spec.est_seconds = estimate_seconds(in, spec);
   return spec;
 }
