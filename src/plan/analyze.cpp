@@ -44,6 +44,32 @@ bool is_aligned_row_shape(const Dims& dims, const Dims& domain, const std::vecto
   return true;
 }
 
+// Back to a default KernelSpec, keeping the capacity of its vectors.
+void reset(KernelSpec& s) {
+  s.members.clear();
+  s.domain.clear();
+  s.reduced_axes.clear();
+  s.rows = s.cols = 1;
+  s.contiguous_rows = true;
+  s.roles.clear();
+  s.pures.clear();
+  s.levels.clear();
+  s.phases = 0;
+  s.stored.clear();
+  s.loaded.clear();
+  s.inlined.clear();
+  s.schedule = ScheduleKind::kElementwise;
+  s.threads_per_row = 1;
+  s.block_threads = 256;
+  s.grid_blocks = 1;
+  s.elems_per_thread = 1;
+  s.cache = RowCache::kRecompute;
+  s.cached.clear();
+  s.bytes_read = s.bytes_written = 0;
+  s.compute_ops = 0;
+  s.est_seconds = 0;
+}
+
 int popcount64(uint64_t x) {
   int n = 0;
   for (; x; x &= x - 1) ++n;
@@ -201,7 +227,10 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     if (!is_fusable(in, v)) return reject("%" + std::to_string(v) + " cannot be a kernel member");
   }
 
-  KernelSpec spec;
+  // Filled in place: a caller that analyzes many candidates into one KernelSpec reuses its
+  // vectors' storage instead of allocating them again.
+  KernelSpec& spec = *out;
+  reset(spec);
   spec.members = members;
 
   // Stored values: used after the kernel or graph outputs.
@@ -452,7 +481,6 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     spec.compute_ops += op_compute_weight(g.node(v).op) * static_cast<double>(element_count(g.node(v).dims));
   }
   spec.est_seconds = estimate_seconds(in, spec);
-  *out = std::move(spec);
   return true;
 }
 

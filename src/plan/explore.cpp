@@ -38,6 +38,8 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
                    std::vector<std::vector<ValueId>>& kernels) {
   std::vector<KernelSpec> specs(kernels.size());
   std::vector<bool> ok(kernels.size());
+  KernelList kernel_ptrs;  // stays valid: `kernels` is never resized here
+  for (const auto& k : kernels) kernel_ptrs.push_back(&k);
   KernelSpans spans(kernel_of.size());
   for (size_t a = 0; a < kernels.size(); ++a) {
     ok[a] = analyze_kernel(in, kernels[a], &specs[a], nullptr);
@@ -53,7 +55,7 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
     if (check_cycle) {
       // Check the joined kernel with its members unassigned (restored right after).
       for (ValueId v : joined) kernel_of[static_cast<size_t>(v)] = -1;
-      const bool cycle = creates_cycle(in, joined, kernel_of, kernels, spans, kPlanSearch);
+      const bool cycle = creates_cycle(in, joined, kernel_of, kernel_ptrs, spans, kPlanSearch);
       for (ValueId v : kernels[a]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(a);
       for (ValueId v : kernels[b]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(b);
       if (cycle) return false;
@@ -144,8 +146,8 @@ ValueId KernelSpans::bound(ValueId last) const {
 }
 
 bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
-                   const std::vector<int>& kernel_of, const std::vector<std::vector<ValueId>>& kernels,
-                   const KernelSpans& spans, size_t max_visits) {
+                   const std::vector<int>& kernel_of, const KernelList& kernels, const KernelSpans& spans,
+                   size_t max_visits) {
   // A cycle needs a path that leaves the set and comes back. Operations are numbered in
   // topological order and kernels only jump within their spans, so the path never passes
   // an operation numbered above the bound.
@@ -177,7 +179,7 @@ bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
     int k = kernel_of[static_cast<size_t>(v)];
     if (k >= 0 && std::find(kernels_seen.begin(), kernels_seen.end(), k) == kernels_seen.end()) {
       kernels_seen.push_back(k);
-      for (ValueId w : kernels[static_cast<size_t>(k)]) {
+      for (ValueId w : *kernels[static_cast<size_t>(k)]) {
         if (in_set(w)) return true;
         visit(w);
       }
@@ -190,22 +192,21 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
   const Graph& g = *in.graph;
   const size_t n = g.size();
   std::vector<int> no_kernels(n, -1);
-  const std::vector<std::vector<ValueId>> empty_kernels;
+  const KernelList empty_kernels;
   const KernelSpans no_spans(n);
 
   // Time of each operation as its own kernel: the baseline every pattern is scored against.
   std::vector<double> alone(n, 0);
   std::vector<bool> fusable(n, false);
+  KernelSpec spec;  // reused by every analysis below
   for (size_t i = 0; i < n; ++i) {
     fusable[i] = is_fusable(in, static_cast<ValueId>(i));
     if (!fusable[i]) continue;
-    KernelSpec spec;
     if (!analyze_kernel(in, {static_cast<ValueId>(i)}, &spec, nullptr)) continue;
     alone[i] = spec.est_seconds;
   }
   auto score_of = [&](const std::vector<ValueId>& members, double* out) {
     if (members.size() > in.max_kernel_ops) return false;
-    KernelSpec spec;
     if (!analyze_kernel(in, members, &spec, nullptr)) return false;
     if (members.size() > 1 &&
         creates_cycle(in, members, no_kernels, empty_kernels, no_spans, kCandidateSearch))
@@ -269,13 +270,15 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
   }
 
   // Beam search in topological order: each state assigns patterns to operations.
+  // Singleton patterns, stable for the states to point at.
+  std::vector<std::vector<ValueId>> alone_members(n);
+  for (size_t i = 0; i < n; ++i) alone_members[i] = {static_cast<ValueId>(i)};
   struct State {
     std::vector<int> kernel_of;
-    std::vector<std::vector<ValueId>> kernels;
+    KernelList kernels;  // points into `candidates` and `alone_members`
     KernelSpans spans;
     double score = 0;
   };
-  auto v_of = [](size_t i) { return static_cast<ValueId>(i); };
   std::vector<State> beam(1);
   beam[0].kernel_of.assign(n, -1);
   beam[0].spans = KernelSpans(n);
@@ -288,26 +291,25 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
         next.push_back(std::move(s));
         continue;
       }
-      std::vector<const Pattern*> viable;
+      std::vector<std::pair<const std::vector<ValueId>*, double>> viable;  // members, score
       for (const Pattern& p : candidates[i]) {
         if (viable.size() >= width) break;
         if (overlaps(p.members, s.kernel_of)) continue;
         if (p.members.size() > 1 &&
             creates_cycle(in, p.members, s.kernel_of, s.kernels, s.spans, kPlanSearch))
           continue;
-        viable.push_back(&p);
+        viable.emplace_back(&p.members, p.score);
       }
       // The operation alone is always possible, even when its best patterns were taken.
-      const Pattern alone_pattern{{v_of(i)}, 0};
-      if (viable.empty()) viable.push_back(&alone_pattern);
+      if (viable.empty()) viable.emplace_back(&alone_members[i], 0.0);
       for (size_t c = 0; c < viable.size(); ++c) {
         // The last extension takes the state itself; the others copy it.
         State t = c + 1 < viable.size() ? s : std::move(s);
         const int k = static_cast<int>(t.kernels.size());
-        for (ValueId m : viable[c]->members) t.kernel_of[static_cast<size_t>(m)] = k;
-        t.kernels.push_back(viable[c]->members);
-        t.spans.add(viable[c]->members);
-        t.score += viable[c]->score;
+        for (ValueId m : *viable[c].first) t.kernel_of[static_cast<size_t>(m)] = k;
+        t.kernels.push_back(viable[c].first);
+        t.spans.add(*viable[c].first);
+        t.score += viable[c].second;
         next.push_back(std::move(t));
       }
     }
@@ -323,10 +325,10 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
   // late in topological order are picked up here), and kernels that share a domain and an
   // input but are not ordered by a path are packed into one (remote fusion): the shared input
   // is read once and a launch is saved.
-  if (in.policy != FusionPolicy::kNone) merge_kernels(in, best.kernel_of, best.kernels);
-  for (auto& k : best.kernels) {
-    if (!k.empty()) kernels.push_back(std::move(k));
-  }
+  for (const std::vector<ValueId>* k : best.kernels) kernels.push_back(*k);
+  if (in.policy != FusionPolicy::kNone) merge_kernels(in, best.kernel_of, kernels);
+  kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [](const auto& k) { return k.empty(); }),
+                kernels.end());
   return kernels;
 }
 

@@ -44,8 +44,11 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
 // (-1: unassigned, each such op its own kernel), would put a kernel on a cycle. `spans`
 // holds (at least) the spans of `kernels`. Past `max_visits` operations the search gives up
 // and answers true: a missed fusion, never a wrong one.
+// Kernels are passed as pointers to their member lists, so that plans being composed can
+// share them instead of copying.
+using KernelList = std::vector<const std::vector<ValueId>*>;
 bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
-                   const std::vector<int>& kernel_of, const std::vector<std::vector<ValueId>>& kernels,
-                   const KernelSpans& spans, size_t max_visits);
+                   const std::vector<int>& kernel_of, const KernelList& kernels, const KernelSpans& spans,
+                   size_t max_visits);
 
 }  // namespace fstitch

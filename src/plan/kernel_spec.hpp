@@ -109,8 +109,9 @@ PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchP
 // Values that never become kernel members: inputs, inlined values, opaque operations.
 bool is_fusable(const PlanInputs& in, ValueId id);
 
-// Analyzes a candidate member set (any order). Returns false with a reason when the set
-// cannot be one kernel under the policy.
+// Analyzes a candidate member set (any order) into *out (whose contents are replaced, and
+// unspecified after a false return). Returns false with a reason when the set cannot be one
+// kernel under the policy.
 bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out,
                     std::string* why_not);
 
