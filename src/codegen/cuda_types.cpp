@@ -151,6 +151,8 @@ std::string literal(DType t, Scalar value) {
 
 std::string cast_expr(DType from, DType to, const std::string& v) {
   if (is_float(to)) {
+    if (from == DType::kF64 && to == DType::kF16) return "fst_round_f64_f16(" + v + ")";
+    if (from == DType::kF64 && to == DType::kBF16) return "fst_round_f64_bf16(" + v + ")";
     const std::string converted = std::string("(") + compute_type(to) + ")(" + v + ")";
     return round_expr(to, converted);
   }

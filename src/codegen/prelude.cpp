@@ -71,6 +71,30 @@ static __device__ __forceinline__ unsigned short fst_f32_to_bf16(float f) {
 static __device__ __forceinline__ float fst_round_f16(float f) { return fst_f16_to_f32(fst_f32_to_f16(f)); }
 static __device__ __forceinline__ float fst_round_bf16(float f) { return fst_bf16_to_f32(fst_f32_to_bf16(f)); }
 
+// f64 rounded straight to f16 / bf16 (to nearest even, one rounding), returned as the
+// exactly equal float. Going through f32 first would round twice.
+static __device__ __forceinline__ double fst_round_f64_to(double x, int mantissa_bits, double min_normal,
+                                                         double overflow) {
+  if (x != x) return x;
+  const double a = fabs(x);
+  if (a >= overflow) return copysign(__longlong_as_double(0x7ff0000000000000LL), x);
+  double q;
+  if (a < min_normal) {
+    q = min_normal * ldexp(1.0, -mantissa_bits);
+  } else {
+    int e;
+    frexp(a, &e);
+    q = ldexp(1.0, e - 1 - mantissa_bits);
+  }
+  return copysign(rint(a / q) * q, x);
+}
+static __device__ __forceinline__ float fst_round_f64_f16(double x) {
+  return (float)fst_round_f64_to(x, 10, 6.103515625e-05, 65520.0);
+}
+static __device__ __forceinline__ float fst_round_f64_bf16(double x) {
+  return (float)fst_round_f64_to(x, 7, 1.1754943508222875e-38, 3.3961775292304961e+38);
+}
+
 // Min and max that return NaN when either operand is NaN.
 static __device__ __forceinline__ float fst_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
 static __device__ __forceinline__ float fst_minf(float a, float b) { return (a < b || a != a) ? a : b; }

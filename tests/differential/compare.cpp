@@ -75,11 +75,9 @@ bool rounds_differently(const Graph& g, const Node& n) {
     case OpKind::kLogicalOr:
     case OpKind::kLogicalNot:
       return false;
-    case OpKind::kCast: {
-      // f64 -> f16/bf16 through f32 rounds twice; every other float conversion is one rounding.
-      const DType from = g.node(n.operands[0]).dtype;
-      return from == DType::kF64 && (n.dtype == DType::kF16 || n.dtype == DType::kBF16);
-    }
+    case OpKind::kCast:
+      // Every float conversion is one rounding, f64 -> f16/bf16 included.
+      return false;
     default:
       return is_float(n.dtype) || (!n.operands.empty() && is_float(g.node(n.operands[0]).dtype));
   }
