@@ -302,11 +302,10 @@ class KernelEmitter {
         fail(StatusCode::kInternal, "codegen: row value %" + std::to_string(v) + " not ready");
       return r->second;
     } else {
-      if (cached_.count(v) && idx == kElement && cache_ready_.count(v))
-        return "cache" + std::to_string(v) + "[j]";
+      if (cached_.count(v) && idx == kElement && cache_ready_.count(v)) return cache_slot(v);
       result = compute(v, idx);
       if (cached_.count(v) && idx == kElement) {
-        line("cache" + std::to_string(v) + "[j] = " + result + ";");
+        line(cache_slot(v) + " = " + result + ";");
         cache_ready_.insert(v);
       }
     }
@@ -314,8 +313,19 @@ class KernelEmitter {
     return result;
   }
 
+  // Where a cached element value lives for the current element: a register array indexed by
+  // the element's step j, or the shared-memory buffer indexed by the column c.
+  std::string cache_slot(ValueId v) const {
+    if (s_.cache == RowCache::kShared) {
+      const auto it = std::lower_bound(s_.cached.begin(), s_.cached.end(), v);
+      const size_t k = static_cast<size_t>(it - s_.cached.begin());
+      return "fst_row_cache" + std::to_string(s_.cache_buffer[k]) + "[c]";
+    }
+    return "cache" + std::to_string(v) + "[j]";
+  }
+
   std::string cached_value(ValueId v, const std::string& load) {
-    const std::string slot = "cache" + std::to_string(v) + "[j]";
+    const std::string slot = cache_slot(v);
     if (!cache_ready_.count(v)) {
       line(slot + " = " + load + ";");
       cache_ready_.insert(v);
@@ -709,6 +719,12 @@ class KernelEmitter {
     }
     for (const std::string& type : smem_types)
       line("FST_SHARED(" + type + ", fst_red_" + smem_suffix(type) + ", 32);");
+    if (s_.cache == RowCache::kShared) {
+      for (size_t b = 0; b < s_.shared_buffer_types.size(); ++b) {
+        line("FST_SHARED(" + std::string(compute_type(s_.shared_buffer_types[b])) + ", fst_row_cache" +
+             std::to_string(b) + ", " + std::to_string(s_.cols) + ");");
+      }
+    }
     line("const int lane = threadIdx.x % " + std::to_string(T) + ";");
     line("const long long slot = threadIdx.x / " + std::to_string(T) + ";");
     line("for (long long row_base = (long long)blockIdx.x * " + num(rows_per_block) + "; row_base < " +

@@ -65,6 +65,9 @@ void reset(KernelSpec& s) {
   s.elems_per_thread = 1;
   s.cache = RowCache::kRecompute;
   s.cached.clear();
+  s.cache_buffer.clear();
+  s.shared_buffer_types.clear();
+  s.shared_cache_bytes = 0;
   s.bytes_read = s.bytes_written = 0;
   s.compute_ops = 0;
   s.est_seconds = 0;
@@ -81,6 +84,69 @@ size_t value_bytes(const Graph& g, ValueId id) {
 }
 
 }  // namespace
+
+// Shared-memory buffers for the row cache: values sorted by their first pass take the first
+// buffer of their compute type that is free (its last user pass lies before), else a new
+// one. Fills spec.cached / cache_buffer / shared_buffer_types when all fit the budget
+// (static shared memory: at most 48 KiB, less the block-reduction scratch).
+bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vector<ValueId>& cached,
+                         const std::vector<uint64_t>& masks) {
+  const Graph& g = *in.graph;
+  auto first_pass = [](uint64_t m) {
+    int p = 0;
+    while (!((m >> p) & 1)) ++p;
+    return p;
+  };
+  auto last_pass = [](uint64_t m) {
+    int p = 63;
+    while (!((m >> p) & 1)) --p;
+    return p;
+  };
+  std::vector<size_t> order(cached.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::make_pair(first_pass(masks[a]), cached[a]) < std::make_pair(first_pass(masks[b]), cached[b]);
+  });
+  std::vector<DType> types;     // compute-type representative of each buffer
+  std::vector<int> free_after;  // last pass that reads each buffer's current value
+  std::vector<int> buffer_of(cached.size());
+  for (size_t i : order) {
+    const DType t = g.node(cached[i]).dtype;
+    const bool wide = t == DType::kF64 || t == DType::kI64;
+    const bool fp = is_float(t);
+    int chosen = -1;
+    for (size_t b = 0; b < types.size() && chosen < 0; ++b) {
+      const DType u = types[b];
+      const bool same_type = is_float(u) == fp && (u == DType::kF64 || u == DType::kI64) == wide;
+      if (same_type && free_after[b] < first_pass(masks[i])) chosen = static_cast<int>(b);
+    }
+    if (chosen < 0) {
+      chosen = static_cast<int>(types.size());
+      types.push_back(t);
+      free_after.push_back(-1);
+    }
+    free_after[static_cast<size_t>(chosen)] = last_pass(masks[i]);
+    buffer_of[i] = chosen;
+  }
+  size_t bytes = 4 * 32 * sizeof(double);  // reduction scratch, at most one array per type
+  for (DType t : types)
+    bytes += static_cast<size_t>(spec.cols) * (t == DType::kF64 || t == DType::kI64 ? 8 : 4);
+  const size_t budget = std::min<size_t>(in.shared_budget, 48 * 1024);
+  if (bytes > budget) return false;
+  std::vector<size_t> by_value(cached.size());
+  for (size_t i = 0; i < by_value.size(); ++i) by_value[i] = i;
+  std::sort(by_value.begin(), by_value.end(), [&](size_t a, size_t b) { return cached[a] < cached[b]; });
+  spec.cached.clear();
+  spec.cache_buffer.clear();
+  for (size_t i : by_value) {
+    spec.cached.push_back(cached[i]);
+    spec.cache_buffer.push_back(buffer_of[i]);
+  }
+  spec.shared_buffer_types = types;
+  spec.shared_cache_bytes = bytes;
+  spec.cache = RowCache::kShared;
+  return true;
+}
 
 int KernelSpec::index_of(ValueId v) const {
   auto it = std::lower_bound(members.begin(), members.end(), v);
@@ -404,7 +470,10 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   const int final_pass = spec.phases;
   if (final_pass > 62) return reject("more than 62 chained reductions in one kernel");
   // Passes as bit sets: bit p set when the value is needed in pass p.
+  // `masks` receives, parallel to `cached`, the passes in which each cached value is needed.
+  std::vector<uint64_t> masks;
   auto need_passes = [&](bool allow_cache, std::vector<ValueId>* cached) {
+    masks.clear();
     std::vector<uint64_t> need(members.size(), 0);
     std::vector<int> first(members.size(), -1);  // pass that fills the register cache
     auto contribute = [&](ValueId user) -> uint64_t {
@@ -434,6 +503,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         while (!((s >> p) & 1)) ++p;
         first[i] = p;
         cached->push_back(v);
+        masks.push_back(s);
       }
     }
     uint64_t reads = 0;
@@ -454,6 +524,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       int passes = popcount64(s);
       if (element_load && allow_cache && passes >= 2) {
         cached->push_back(v);
+        masks.push_back(s);
         passes = 1;
       }
       reads += value_bytes(g, v) * static_cast<uint64_t>(std::max(1, passes));
@@ -463,15 +534,20 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   std::vector<ValueId> cached;
   uint64_t reads = need_passes(true, &cached);
   const int slots = static_cast<int>(cached.size()) * spec.elems_per_thread;
+  spec.cache = RowCache::kRegisters;
   if (!cached.empty() && slots > in.register_cap / 2) {
-    cached.clear();
-    reads = need_passes(false, &cached);
-    spec.cache = RowCache::kRecompute;
-  } else {
-    spec.cache = RowCache::kRegisters;
+    // Too many for registers: a block-per-row kernel keeps its row in shared memory when it
+    // fits the budget, buffers reused by values whose passes do not overlap.
+    if (spec.schedule != ScheduleKind::kBlockPerRow || !assign_shared_cache(in, spec, cached, masks)) {
+      cached.clear();
+      reads = need_passes(false, &cached);
+      spec.cache = RowCache::kRecompute;
+    }
   }
-  std::sort(cached.begin(), cached.end());
-  spec.cached = cached;
+  if (spec.cache != RowCache::kShared) {
+    std::sort(cached.begin(), cached.end());
+    spec.cached = cached;
+  }
   (void)stores_elements;
   spec.bytes_read = reads;
   for (ValueId v : spec.stored) {

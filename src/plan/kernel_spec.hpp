@@ -43,9 +43,10 @@ enum class StitchScheme : uint8_t {
 };
 const char* stitch_scheme_name(StitchScheme s);
 
-// Whether element values needed by several passes over a row stay in registers or are
-// recomputed (re-reading their inputs from global memory).
-enum class RowCache : uint8_t { kRegisters, kRecompute };
+// Where element values needed by several passes over a row are kept: registers, shared
+// memory (block-per-row kernels, buffers reused across passes), or nowhere (recomputed,
+// re-reading their inputs from global memory).
+enum class RowCache : uint8_t { kRegisters, kShared, kRecompute };
 
 struct KernelSpec {
   std::vector<ValueId> members;  // topological order
@@ -78,7 +79,10 @@ struct KernelSpec {
   int64_t grid_blocks = 1;
   int elems_per_thread = 1;  // per row pass (ceil(cols / threads_per_row))
   RowCache cache = RowCache::kRecompute;
-  std::vector<ValueId> cached;  // element values kept in registers across passes
+  std::vector<ValueId> cached;             // element values kept across passes (sorted)
+  std::vector<int> cache_buffer;           // kShared: buffer of each cached value (parallel)
+  std::vector<DType> shared_buffer_types;  // kShared: a dtype of each buffer's compute type
+  size_t shared_cache_bytes = 0;           // kShared: buffers plus reduction scratch
 
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;

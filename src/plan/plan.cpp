@@ -288,7 +288,10 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     if (!s.reduced_axes.empty()) {
       out << ", " << s.threads_per_row << " thread(s) per row, " << s.phases
           << " reduction pass(es), row cache "
-          << (s.cache == RowCache::kRegisters ? "registers" : "recompute");
+          << (s.cache == RowCache::kRegisters ? "registers"
+              : s.cache == RowCache::kShared
+                  ? "shared memory (" + std::to_string(s.shared_cache_bytes) + " bytes)"
+                  : "recompute");
     }
     out << "\n  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
         << seconds_text(s.est_seconds) << "\n";
