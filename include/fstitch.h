@@ -43,7 +43,7 @@ extern "C" {
 /** Major version of the library (source compatibility). */
 #define FST_VERSION_MAJOR 0
 /** Minor version of the library. */
-#define FST_VERSION_MINOR 1
+#define FST_VERSION_MINOR 2
 /** Patch version of the library. */
 #define FST_VERSION_PATCH 0
 /** The version as one number: major * 10000 + minor * 100 + patch. */
@@ -218,9 +218,17 @@ FST_API fst_status fst_context_options_set_cache_dir(fst_context_options* option
 
 /**
  * @brief Create a context.
+ *
+ * The backend is settled here. ::FST_BACKEND_CUDA loads the CUDA driver (libcuda.so.1,
+ * never linked; FSTITCH_CUDA_DRIVER names another file) and opens the device;
+ * ::FST_BACKEND_AUTO does the same and falls back to the host backend when either is
+ * missing, logging the choice and its reason at info level (fst_context_active_backend()).
  * @param options NULL for the defaults; not retained (may be destroyed right after).
  * @param[out] out_context Receives the context; release with fst_context_destroy().
- * @return ::FST_ERROR_INVALID_ARGUMENT if @p out_context is NULL; ::FST_ERROR_OUT_OF_MEMORY.
+ * @return ::FST_ERROR_INVALID_ARGUMENT if @p out_context is NULL; ::FST_ERROR_OUT_OF_MEMORY;
+ *         for ::FST_BACKEND_CUDA, ::FST_ERROR_NO_DRIVER (no driver library, the toolkit's
+ *         stub, or a driver older than CUDA 12.0) and ::FST_ERROR_NO_DEVICE (no GPU, an
+ *         ordinal out of range, or a GPU older than sm_80), with the driver's own words.
  */
 FST_API fst_status fst_context_create(const fst_context_options* options, fst_context** out_context);
 
@@ -229,6 +237,21 @@ FST_API void fst_context_destroy(fst_context* context);
 
 /** @brief The backend requested when @p context was created. ::FST_ERROR_INVALID_ARGUMENT on NULL. */
 FST_API fst_status fst_context_backend(const fst_context* context, fst_backend* out_backend);
+
+/**
+ * @brief The backend runs of @p context use: ::FST_BACKEND_CUDA or ::FST_BACKEND_HOST, never
+ *        ::FST_BACKEND_AUTO (which is resolved when the context is created).
+ * @return ::FST_ERROR_INVALID_ARGUMENT on NULL. Thread-safe.
+ */
+FST_API fst_status fst_context_active_backend(const fst_context* context, fst_backend* out_backend);
+
+/**
+ * @brief The compute capability of the context's device as 10 * major + minor (90 for an
+ *        H100 or H200). Fusions target it unless fst_fuse_options_set_target_arch() says otherwise.
+ * @return ::FST_ERROR_INVALID_ARGUMENT on NULL; ::FST_ERROR_NO_DEVICE when the context runs on
+ *         the host backend. Thread-safe.
+ */
+FST_API fst_status fst_context_device_arch(const fst_context* context, int* out_sm);
 
 /** @brief The log level in force for @p context. ::FST_ERROR_INVALID_ARGUMENT on NULL. */
 FST_API fst_status fst_context_log_level(const fst_context* context, fst_log_level* out_level);
@@ -650,6 +673,13 @@ FST_API fst_status fst_fusion_dump(const fst_fusion* fusion, char** out_text);
 
 /**
  * @brief Run every kernel of the plan in order on the context's backend.
+ *
+ * On the CUDA backend the kernels run in the calling thread's current CUDA context, or in
+ * the device's primary context when none is current. The first run loads the kernels (and
+ * compiles them with NVRTC if no PTX or CUBIN was requested before); later runs only queue
+ * launches: no host synchronization, so a run can be captured into a CUDA graph, and
+ * several threads may run the same fusion at once. A NULL @p workspace is allocated and
+ * freed in stream order (cuMemAllocAsync / cuMemFreeAsync).
  * @param inputs Graph inputs in input order; device pointers for the CUDA backend, host
  *        pointers for the host backend.
  * @param outputs Graph outputs in output order, same kind of pointers.
@@ -657,8 +687,9 @@ FST_API fst_status fst_fusion_dump(const fst_fusion* fusion, char** out_text);
  *        allocate it for the run.
  * @param stream A CUstream for the CUDA backend (NULL: the default stream); ignored by the
  *        host backend, which runs synchronously.
- * Errors: invalid argument (NULL, wrong counts), no compiler, compile, launch,
- * unsupported (the plan contains opaque operations, which the caller runs). Thread-safe.
+ * Errors: invalid argument (NULL, wrong counts), no compiler, compile, launch (with the
+ * driver's error name and text), out of memory, unsupported (the plan contains opaque
+ * operations, which the caller runs). Thread-safe.
  */
 FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* inputs, size_t ninputs,
                                   void* const* outputs, size_t noutputs, void* workspace, void* stream);
@@ -710,6 +741,39 @@ FST_API fst_status fst_kernel_param(const fst_kernel* kernel, size_t index, fst_
 /** @brief Estimated global-memory bytes read and written by one launch. */
 FST_API fst_status fst_kernel_estimated_bytes(const fst_kernel* kernel, uint64_t* out_read_bytes,
                                               uint64_t* out_written_bytes);
+
+/** How a kernel must be launched. */
+typedef enum fst_launch_kind {
+  FST_LAUNCH_REGULAR = 0,    /**< cuLaunchKernel. */
+  FST_LAUNCH_COOPERATIVE = 1 /**< cuLaunchCooperativeKernel: the kernel meets at a grid-wide barrier,
+                                  so every block must be resident at once. */
+} fst_launch_kind;
+
+/** @brief How @p kernel must be launched. Errors: invalid argument (NULL). Thread-safe. */
+FST_API fst_status fst_kernel_launch_kind(const fst_kernel* kernel, fst_launch_kind* out_kind);
+
+/**
+ * @brief The kernel's CUfunction (as void*) in the calling thread's current CUDA context, or
+ *        in the device's primary context when none is current; loads the kernel (compiling it
+ *        if need be) on first use. Valid while the fusion and that context live.
+ * Errors: invalid argument (NULL), unsupported (the context runs on the host backend), no
+ * compiler, compile, launch (the driver rejected the module). Thread-safe.
+ */
+FST_API fst_status fst_kernel_function(const fst_kernel* kernel, void** out_function);
+
+/**
+ * @brief Launch one kernel, for a framework that runs a plan's kernels itself (around opaque
+ *        operations, say), with the kernel's launch configuration and launch kind.
+ * @param args One address per parameter in fst_kernel_param() order: device pointers on the
+ *        CUDA backend (workspace parameters at the workspace base plus their offset), host
+ *        pointers on the host backend.
+ * @param nargs Must equal fst_kernel_param_count().
+ * @param stream A CUstream (NULL: the default stream) on the CUDA backend, where the call only
+ *        queues the launch; the host backend ignores it and returns when the kernel is done.
+ * Errors: invalid argument (NULL, a wrong count or a NULL address), no compiler, compile,
+ * launch (a cooperative grid too large for the device among them). Thread-safe.
+ */
+FST_API fst_status fst_kernel_launch(const fst_kernel* kernel, void* const* args, size_t nargs, void* stream);
 /** @} */
 
 #ifdef __cplusplus

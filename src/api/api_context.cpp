@@ -1,5 +1,6 @@
 // fst_context_options_* and fst_context_*.
 #include "api/handles.hpp"
+#include "runtime/cuda/device.hpp"
 
 using fstitch::fail;
 using fstitch::StatusCode;
@@ -93,12 +94,21 @@ FST_API fst_status fst_context_create(const fst_context_options* options, fst_co
     fstitch::ContextConfig config = options ? options->config : fstitch::default_context_config();
     auto context = std::make_unique<fst_context>();
     context->impl = std::make_shared<fstitch::Context>(std::move(config));
-    const fstitch::ContextConfig& c = context->impl->config;
-    static const char* const kBackendNames[] = {"auto", "cuda", "host"};
-    context->impl->logger.log(fstitch::LogLevel::kInfo, std::string("context created: backend ") +
-                                                            kBackendNames[static_cast<int>(c.backend)] +
-                                                            ", device " + std::to_string(c.device) +
-                                                            ", cache " + c.cache_dir);
+    const fstitch::Context& c = *context->impl;
+    std::string message = std::string("context created: backend ") + fstitch::backend_name(c.config.backend);
+    if (c.config.backend == fstitch::Backend::kAuto) {
+      message += std::string(" chose ") + fstitch::backend_name(c.active_backend);
+    }
+    if (c.device) {
+      const fstitch::cuda::DeviceInfo& d = c.device->info();
+      message += ", device " + std::to_string(d.ordinal) + " " + d.name + " (sm_" +
+                 std::to_string(d.compute_capability()) + ", " + std::to_string(d.multiprocessors) +
+                 " multiprocessors, driver " + c.device->driver().library() + ")";
+    } else if (!c.backend_reason.empty()) {
+      message += " (" + c.backend_reason + ")";
+    }
+    message += ", cache " + c.config.cache_dir;
+    c.logger.log(fstitch::LogLevel::kInfo, message);
     *out_context = context.release();
   });
 }
@@ -112,6 +122,27 @@ FST_API fst_status fst_context_backend(const fst_context* context, fst_backend* 
     require_not_null(context, "context");
     require_not_null(out_backend, "out_backend");
     *out_backend = static_cast<fst_backend>(context->impl->config.backend);
+  });
+}
+
+FST_API fst_status fst_context_active_backend(const fst_context* context, fst_backend* out_backend) {
+  return guarded(__func__, [&] {
+    require_not_null(context, "context");
+    require_not_null(out_backend, "out_backend");
+    *out_backend = static_cast<fst_backend>(context->impl->active_backend);
+  });
+}
+
+FST_API fst_status fst_context_device_arch(const fst_context* context, int* out_sm) {
+  return guarded(__func__, [&] {
+    require_not_null(context, "context");
+    require_not_null(out_sm, "out_sm");
+    if (!context->impl->device) {
+      std::string why =
+          context->impl->backend_reason.empty() ? "" : " (" + context->impl->backend_reason + ")";
+      fail(StatusCode::kNoDevice, "the context runs on the host backend and has no device" + why);
+    }
+    *out_sm = context->impl->device->info().compute_capability();
   });
 }
 

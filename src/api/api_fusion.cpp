@@ -9,7 +9,12 @@
 #include "codegen/prelude.hpp"
 #include "ir/verify.hpp"
 #include "jit/kernel_cache.hpp"
+#include "runtime/cuda/device.hpp"
+#include "runtime/cuda/kernel_image.hpp"
+#include "runtime/cuda/launch.hpp"
+#include "runtime/cuda/workspace.hpp"
 #include "runtime/host/host_module.hpp"
+#include "runtime/kernel_args.hpp"
 #include "support/env.hpp"
 
 using fstitch::fail;
@@ -51,34 +56,67 @@ void dump_requested(const fst_fusion& fusion) {
   }
 }
 
+fstitch::host::HostLaunchOptions host_launch_options(const fst_fusion& fusion,
+                                                     const fstitch::PlannedKernel& k) {
+  fstitch::host::HostLaunchOptions options;
+  options.order = fusion.context->config.host_reverse_thread_order ? fstitch::host::ThreadOrder::kReverse
+                                                                   : fstitch::host::ThreadOrder::kForward;
+  options.cooperative = k.launch == fstitch::LaunchKind::kCooperative;
+  return options;
+}
+
+void launch_on_host(const fst_fusion& fusion, const fstitch::host::HostModule& module, size_t index,
+                    fstitch::runtime::KernelArguments& args) {
+  const fstitch::PlannedKernel& k = fusion.plan.kernels[index];
+  fstitch::host::Dim3 grid{static_cast<unsigned>(k.spec.grid_blocks), 1, 1};
+  fstitch::host::Dim3 block{static_cast<unsigned>(k.spec.block_threads), 1, 1};
+  module.launch(k.name, grid, block, 0, args.params(), host_launch_options(fusion, k));
+}
+
 // The host backend runs one kernel launch after another on the calling thread.
 void run_on_host(const fst_fusion& fusion, const void* const* inputs, void* const* outputs,
                  unsigned char* workspace) {
   std::shared_ptr<fstitch::host::HostModule> module = fusion.host_module();
-  fstitch::host::HostLaunchOptions options;
-  options.order = fusion.context->config.host_reverse_thread_order ? fstitch::host::ThreadOrder::kReverse
-                                                                   : fstitch::host::ThreadOrder::kForward;
-  for (const fstitch::PlannedKernel& k : fusion.plan.kernels) {
-    std::vector<void*> pointers(k.params.size());
-    std::vector<void*> args(k.params.size());
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      const fstitch::KernelParam& p = k.params[i];
-      switch (p.kind) {
-        case fstitch::ParamKind::kInput:
-          pointers[i] = const_cast<void*>(inputs[p.index]);
-          break;
-        case fstitch::ParamKind::kOutput:
-          pointers[i] = outputs[p.index];
-          break;
-        case fstitch::ParamKind::kWorkspace:
-          pointers[i] = workspace + p.index;
-          break;
-      }
-      args[i] = &pointers[i];
-    }
-    fstitch::host::Dim3 grid{static_cast<unsigned>(k.spec.grid_blocks), 1, 1};
-    fstitch::host::Dim3 block{static_cast<unsigned>(k.spec.block_threads), 1, 1};
-    module->launch(k.name, grid, block, 0, args.data(), options);
+  fstitch::runtime::KernelArguments args;
+  for (size_t i = 0; i < fusion.plan.kernels.size(); ++i) {
+    args.pack(fusion.plan.kernels[i], inputs, outputs, reinterpret_cast<uintptr_t>(workspace));
+    launch_on_host(fusion, *module, i, args);
+  }
+}
+
+// The CUDA backend queues every launch on the caller's stream and returns without waiting.
+void run_on_cuda(const fst_fusion& fusion, const void* const* inputs, void* const* outputs, void* workspace,
+                 void* stream) {
+  fstitch::cuda::Device& device = *fusion.context->device;
+  fstitch::cuda::ContextScope scope(device);
+  const auto& loaded = fusion.cuda_kernels();
+  auto* cu_stream = static_cast<fstitch::cuda::CUstream>(stream);
+  std::unique_ptr<fstitch::cuda::StreamWorkspace> owned;
+  uintptr_t space = reinterpret_cast<uintptr_t>(workspace);
+  if (space == 0 && fusion.plan.workspace_bytes > 0) {
+    owned = std::make_unique<fstitch::cuda::StreamWorkspace>(device, fusion.plan.workspace_bytes, cu_stream);
+    space = static_cast<uintptr_t>(owned->address());
+  }
+  fstitch::runtime::KernelArguments args;
+  for (size_t i = 0; i < fusion.plan.kernels.size(); ++i) {
+    const fstitch::PlannedKernel& k = fusion.plan.kernels[i];
+    args.pack(k, inputs, outputs, space);
+    fstitch::cuda::launch_kernel(device, *loaded[i], fstitch::cuda::launch_config(k, device.info()),
+                                 cu_stream, args.params());
+  }
+}
+
+// The planner's target for a device: the newest supported architecture whose code runs
+// there (sm_80 for Ampere and Ada, sm_90 for Hopper and, through PTX, newer GPUs).
+int target_for_device(int compute_capability) {
+  return compute_capability >= 90 ? 90 : 80;
+}
+
+void require_no_opaque_ops(const fst_fusion& fusion) {
+  if (!fusion.plan.opaque_ops.empty()) {
+    fail(StatusCode::kUnsupported, "the plan contains opaque operation \"" +
+                                       fusion.graph.node(fusion.plan.opaque_ops.front()).name +
+                                       "\"; launch the kernels around it with the kernel handles");
   }
 }
 
@@ -98,6 +136,26 @@ std::shared_ptr<const fstitch::jit::CompiledModule> fst_fusion::device_module(si
     device_modules_ = context->kernel_cache().compile_all(requests);
   }
   return device_modules_.at(index);
+}
+
+fst_fusion::fst_fusion() = default;
+fst_fusion::~fst_fusion() = default;
+
+const std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>>& fst_fusion::cuda_kernels() const {
+  std::call_once(cuda_once_, [this] {
+    const fstitch::cuda::Device& device = *context->device;
+    std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> loaded;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      loaded.push_back(
+          fstitch::cuda::LoadedKernel::load(device.driver_ptr(), *device_module(i), plan.kernels[i].name,
+                                            device.info().compute_capability(), plan.options.target_sm));
+      context->logger.log(fstitch::LogLevel::kDebug,
+                          "loaded kernel " + plan.kernels[i].name + " from its " +
+                              fstitch::cuda::image_kind_name(loaded.back()->image()));
+    }
+    cuda_kernels_ = std::move(loaded);
+  });
+  return cuda_kernels_;
 }
 
 std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
@@ -188,9 +246,13 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
     fstitch::verify_graph(graph->graph);
     auto fusion = std::make_unique<fst_fusion>();
     fusion->context = graph->context;
+    fstitch::FusionOptions fuse_options = options ? options->options : fstitch::FusionOptions{};
+    if ((options == nullptr || !options->target_set) && fusion->context->device) {
+      fuse_options.target_sm = target_for_device(fusion->context->device->info().compute_capability());
+    }
     fusion->graph = graph->graph;
     fusion->graph_serial = graph->serial;
-    fusion->plan = fstitch::plan_fusion(fusion->graph, options ? options->options : fstitch::FusionOptions{});
+    fusion->plan = fstitch::plan_fusion(fusion->graph, fuse_options);
     fusion->source = fstitch::emit_module(fusion->graph, fusion->plan);
     for (const fstitch::PlannedKernel& k : fusion->plan.kernels) {
       fusion->kernel_sources.push_back(std::string(fstitch::kernel_prelude()) + "\n" +
@@ -263,20 +325,13 @@ FST_API fst_status fst_fusion_dump(const fst_fusion* fusion, char** out_text) {
 
 FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* inputs, size_t ninputs,
                                   void* const* outputs, size_t noutputs, void* workspace, void* stream) {
-  (void)stream;
   return guarded(__func__, [&] {
     require_not_null(fusion, "fusion");
-    const fstitch::Graph& g = fusion->graph;
-    fstitch::api::check_run_buffers(g, inputs, ninputs, outputs, noutputs);
-    if (!fusion->plan.opaque_ops.empty()) {
-      fail(StatusCode::kUnsupported, "the plan contains opaque operation \"" +
-                                         g.node(fusion->plan.opaque_ops.front()).name +
-                                         "\"; launch the kernels around it with the kernel handles");
-    }
-    fstitch::Backend backend = fusion->context->config.backend;
-    if (backend == fstitch::Backend::kCuda) {
-      fail(StatusCode::kUnsupported,
-           "the CUDA backend is not available in this version of fstitch; use FST_BACKEND_HOST or AUTO");
+    fstitch::api::check_run_buffers(fusion->graph, inputs, ninputs, outputs, noutputs);
+    require_no_opaque_ops(*fusion);
+    if (fusion->context->active_backend == fstitch::Backend::kCuda) {
+      run_on_cuda(*fusion, inputs, outputs, workspace, stream);
+      return;
     }
     std::vector<unsigned char> owned;
     auto* space = static_cast<unsigned char*>(workspace);
@@ -376,6 +431,59 @@ FST_API fst_status fst_kernel_estimated_bytes(const fst_kernel* kernel, uint64_t
     require_not_null(out_written_bytes, "out_written_bytes");
     *out_read_bytes = planned(kernel).spec.bytes_read;
     *out_written_bytes = planned(kernel).spec.bytes_written;
+  });
+}
+
+FST_API fst_status fst_kernel_launch_kind(const fst_kernel* kernel, fst_launch_kind* out_kind) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_kind, "out_kind");
+    *out_kind = planned(kernel).launch == fstitch::LaunchKind::kCooperative ? FST_LAUNCH_COOPERATIVE
+                                                                            : FST_LAUNCH_REGULAR;
+  });
+}
+
+FST_API fst_status fst_kernel_function(const fst_kernel* kernel, void** out_function) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_function, "out_function");
+    const fst_fusion& fusion = *kernel->fusion;
+    if (!fusion.context->device) {
+      fail(StatusCode::kUnsupported,
+           "the context runs on the host backend; kernel functions exist on the CUDA "
+           "backend only");
+    }
+    fstitch::cuda::ContextScope scope(*fusion.context->device);
+    *out_function = fusion.cuda_kernels()[kernel->index]->function();
+  });
+}
+
+FST_API fst_status fst_kernel_launch(const fst_kernel* kernel, void* const* args, size_t nargs,
+                                     void* stream) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    const fst_fusion& fusion = *kernel->fusion;
+    const fstitch::PlannedKernel& k = planned(kernel);
+    if (nargs != k.params.size()) {
+      fail(StatusCode::kInvalidArgument, "nargs is " + std::to_string(nargs) + " but kernel " + k.name +
+                                             " has " + std::to_string(k.params.size()) + " parameter(s)");
+    }
+    if (nargs > 0) require_not_null(args, "args");
+    for (size_t i = 0; i < nargs; ++i) {
+      if (args[i] == nullptr) fail(StatusCode::kInvalidArgument, "args[" + std::to_string(i) + "] is NULL");
+    }
+    fstitch::runtime::KernelArguments arguments;
+    arguments.assign(args, nargs);
+    if (fusion.context->active_backend == fstitch::Backend::kCuda) {
+      fstitch::cuda::Device& device = *fusion.context->device;
+      fstitch::cuda::ContextScope scope(device);
+      const auto& loaded = fusion.cuda_kernels();
+      fstitch::cuda::launch_kernel(device, *loaded[kernel->index],
+                                   fstitch::cuda::launch_config(k, device.info()),
+                                   static_cast<fstitch::cuda::CUstream>(stream), arguments.params());
+      return;
+    }
+    launch_on_host(fusion, *fusion.host_module(), kernel->index, arguments);
   });
 }
 

@@ -10,6 +10,9 @@
 namespace fstitch::jit {
 class KernelCache;
 }
+namespace fstitch::cuda {
+class Device;
+}
 
 namespace fstitch {
 
@@ -24,16 +27,27 @@ struct ContextConfig {
   // The order in which the host backend runs the threads of a block between barriers
   // (FSTITCH_HOST_THREAD_ORDER=reverse): running tests both ways exposes missing barriers.
   bool host_reverse_thread_order = false;
+  // The CUDA driver library to load (FSTITCH_CUDA_DRIVER, default libcuda.so.1).
+  std::string cuda_driver_path;
 };
 
-// Defaults, with FSTITCH_LOG and FSTITCH_CACHE_DIR / XDG_CACHE_HOME / HOME applied.
+const char* backend_name(Backend b);
+
+// Defaults, with FSTITCH_BACKEND, FSTITCH_LOG, FSTITCH_CACHE_DIR / XDG_CACHE_HOME / HOME,
+// FSTITCH_HOST_THREAD_ORDER and FSTITCH_CUDA_DRIVER applied.
 ContextConfig default_context_config();
 
 struct Context {
+  // Resolves the backend: kCuda loads the driver and opens the device (throwing
+  // Error(kNoDriver) or Error(kNoDevice) when it cannot); kAuto picks CUDA when that works
+  // and the host otherwise, logging the choice and the reason.
   explicit Context(ContextConfig c);
   ~Context();
   ContextConfig config;
   Logger logger;
+  Backend active_backend = Backend::kHost;  // kCuda or kHost, never kAuto
+  std::string backend_reason;               // why auto chose the host backend
+  std::shared_ptr<cuda::Device> device;     // set when active_backend is kCuda
 
   // The NVRTC kernel cache of this context (memory + the disk cache in config.cache_dir).
   jit::KernelCache& kernel_cache();

@@ -20,6 +20,9 @@ struct CompiledModule;
 namespace host {
 class HostModule;
 }
+namespace cuda {
+class LoadedKernel;
+}
 }  // namespace fstitch
 
 struct fst_fuse_options {
@@ -46,9 +49,17 @@ struct fst_fusion {
   std::shared_ptr<const fstitch::jit::CompiledModule> device_module(size_t index) const;
   // The host backend's module, compiled on first request.
   std::shared_ptr<fstitch::host::HostModule> host_module() const;
+  // Every kernel loaded into the context's CUDA driver (compiled first if need be), on
+  // first request; later calls take no lock. Needs context->device.
+  const std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>>& cuda_kernels() const;
+
+  fst_fusion();
+  ~fst_fusion();
 
  private:
   mutable std::mutex mutex_;
   mutable std::vector<std::shared_ptr<const fstitch::jit::CompiledModule>> device_modules_;
   mutable std::shared_ptr<fstitch::host::HostModule> host_module_;
+  mutable std::once_flag cuda_once_;
+  mutable std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> cuda_kernels_;
 };

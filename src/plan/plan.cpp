@@ -261,6 +261,10 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   return plan;
 }
 
+const char* launch_kind_name(LaunchKind kind) {
+  return kind == LaunchKind::kCooperative ? "cooperative" : "regular";
+}
+
 std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
   std::ostringstream out;
   out << "fusion plan: policy " << fusion_policy_name(plan.options.policy) << ", target " << plan.arch.name
@@ -285,6 +289,7 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
           << ")";
     }
     out << ", grid " << s.grid_blocks << " x block " << s.block_threads;
+    if (k.launch == LaunchKind::kCooperative) out << " (" << launch_kind_name(k.launch) << " launch)";
     if (!s.reduced_axes.empty()) {
       out << ", " << s.threads_per_row << " thread(s) per row, " << s.phases
           << " reduction pass(es), row cache "

@@ -20,9 +20,16 @@ struct KernelParam {
   bool written;   // the kernel stores to it
 };
 
+// How a kernel is launched. A kernel whose threads meet at a grid-wide barrier (values
+// stitched through global memory, StitchScheme::kGlobal) needs every block resident at
+// once: a cooperative launch, which the runtimes check against the device's occupancy.
+enum class LaunchKind : uint8_t { kRegular, kCooperative };
+const char* launch_kind_name(LaunchKind kind);
+
 struct PlannedKernel {
   std::string name;
   KernelSpec spec;
+  LaunchKind launch = LaunchKind::kRegular;
   std::vector<KernelParam> params;  // loads first (in spec.loaded order), then stores
 };
 

@@ -39,6 +39,14 @@ static fst_log_level expected_default_level(void) {
   return FST_LOG_WARN;
 }
 
+/* The default backend: FSTITCH_BACKEND when it names one, else auto. */
+static fst_backend expected_default_backend(void) {
+  const char* env = getenv("FSTITCH_BACKEND");
+  if (env != NULL && strcmp(env, "cuda") == 0) return FST_BACKEND_CUDA;
+  if (env != NULL && strcmp(env, "host") == 0) return FST_BACKEND_HOST;
+  return FST_BACKEND_AUTO;
+}
+
 static void test_options_bad_input(void) {
   static const int kBadBackends[] = {3, -1, 100, INT_MAX, INT_MIN};
   static const int kBadLevels[] = {6, -1, 100, INT_MAX, INT_MIN};
@@ -86,7 +94,7 @@ static void test_options_bad_input(void) {
     fst_log_level level = (fst_log_level)77;
     CHECK_OK(fst_context_create(options, &context));
     CHECK_OK(fst_context_backend(context, &backend));
-    CHECK(backend == FST_BACKEND_AUTO);
+    CHECK(backend == expected_default_backend());
     CHECK_OK(fst_context_log_level(context, &level));
     CHECK(level == expected_default_level());
     fst_context_destroy(context);
@@ -144,10 +152,12 @@ static void test_settings(void) {
   const char* path = NULL;
   const char* env_dir = getenv("FSTITCH_CACHE_DIR");
   char default_dir[1024] = "";
+  fst_status status;
+  int sm = 0;
 
   CHECK_OK(fst_context_create(NULL, &context));
   CHECK_OK(fst_context_backend(context, &backend));
-  CHECK(backend == FST_BACKEND_AUTO);
+  CHECK(backend == expected_default_backend());
   CHECK_OK(fst_context_log_level(context, &level));
   CHECK(level == expected_default_level());
   CHECK_OK(fst_context_cache_dir(context, &path));
@@ -174,24 +184,75 @@ static void test_settings(void) {
   fst_context_destroy(context);
   context = NULL;
 
-  /* "off" disables the disk cache; NULL restores the default; the last setting wins. */
+  /* The CUDA backend either opens a device or says clearly why it cannot; nothing else. */
   CHECK_OK(fst_context_options_create(&options));
   CHECK_OK(fst_context_options_set_backend(options, FST_BACKEND_CUDA));
+  status = fst_context_create(options, &context);
+  if (status == FST_OK) {
+    CHECK_OK(fst_context_backend(context, &backend));
+    CHECK(backend == FST_BACKEND_CUDA);
+    CHECK_OK(fst_context_active_backend(context, &backend));
+    CHECK(backend == FST_BACKEND_CUDA);
+    CHECK_OK(fst_context_device_arch(context, &sm));
+    CHECK(sm >= 80);
+    fst_context_destroy(context);
+  } else {
+    CHECK(status == FST_ERROR_NO_DRIVER || status == FST_ERROR_NO_DEVICE);
+    CHECK(fst_last_error_status() == status);
+    CHECK(capi_contains(fst_last_error_message(), "fst_context_create: "));
+    CHECK(strlen(fst_last_error_message()) > strlen("fst_context_create: ") + 10);
+    CHECK(context == NULL); /* untouched */
+  }
+  context = NULL;
+
+  /* Auto settles on one of the two; the device query agrees with it. */
+  CHECK_OK(fst_context_options_set_backend(options, FST_BACKEND_AUTO));
+  CHECK_OK(fst_context_create(options, &context));
+  CHECK_OK(fst_context_backend(context, &backend));
+  CHECK(backend == FST_BACKEND_AUTO);
+  CHECK_OK(fst_context_active_backend(context, &backend));
+  CHECK(backend == FST_BACKEND_CUDA || backend == FST_BACKEND_HOST);
+  sm = 77;
+  if (backend == FST_BACKEND_HOST) {
+    CHECK_FAIL(fst_context_device_arch(context, &sm), FST_ERROR_NO_DEVICE, "fst_context_device_arch",
+               "host backend");
+    CHECK(sm == 77);
+  } else {
+    CHECK_OK(fst_context_device_arch(context, &sm));
+    CHECK(sm >= 80);
+  }
+  CHECK_FAIL(fst_context_active_backend(NULL, &backend), FST_ERROR_INVALID_ARGUMENT,
+             "fst_context_active_backend", "context");
+  CHECK_FAIL(fst_context_active_backend(context, NULL), FST_ERROR_INVALID_ARGUMENT,
+             "fst_context_active_backend", "out_backend");
+  CHECK_FAIL(fst_context_device_arch(NULL, &sm), FST_ERROR_INVALID_ARGUMENT, "fst_context_device_arch",
+             "context");
+  CHECK_FAIL(fst_context_device_arch(context, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_context_device_arch",
+             "out_sm");
+  fst_context_destroy(context);
+  context = NULL;
+
+  /* The host backend is always there. */
+  CHECK_OK(fst_context_options_set_backend(options, FST_BACKEND_HOST));
+  CHECK_OK(fst_context_create(options, &context));
+  CHECK_OK(fst_context_active_backend(context, &backend));
+  CHECK(backend == FST_BACKEND_HOST);
+  fst_context_destroy(context);
+  context = NULL;
+
+  /* "off" disables the disk cache; NULL restores the default; the last setting wins. */
   CHECK_OK(fst_context_options_set_cache_dir(options, "off"));
   CHECK_OK(fst_context_create(options, &context));
   CHECK_OK(fst_context_backend(context, &backend));
-  CHECK(backend == FST_BACKEND_CUDA);
+  CHECK(backend == FST_BACKEND_HOST);
   CHECK_OK(fst_context_cache_dir(context, &path));
   CHECK(path != NULL && strcmp(path, "off") == 0);
   fst_context_destroy(context);
   context = NULL;
   CHECK_OK(fst_context_options_set_cache_dir(options, NULL));
-  CHECK_OK(fst_context_options_set_backend(options, FST_BACKEND_AUTO));
   CHECK_OK(fst_context_create(options, &context));
   CHECK_OK(fst_context_cache_dir(context, &path));
   CHECK(path != NULL && strcmp(path, default_dir) == 0);
-  CHECK_OK(fst_context_backend(context, &backend));
-  CHECK(backend == FST_BACKEND_AUTO);
   fst_context_destroy(context);
   fst_context_options_destroy(options);
 }

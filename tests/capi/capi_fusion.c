@@ -144,6 +144,9 @@ static void check_kernel(const fst_graph* g, const fst_kernel* kernel, size_t wo
   uint64_t read_bytes = 77, written_bytes = 77;
   fst_param_kind kind = (fst_param_kind)77;
   fst_value value = (fst_value)77;
+  fst_launch_kind launch_kind = (fst_launch_kind)77;
+  void* function = SENTINEL_PTR;
+  void* args[1] = {SENTINEL_PTR};
   fst_status status;
 
   CHECK_FAIL(fst_kernel_name(NULL, &name), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_name", "kernel");
@@ -188,7 +191,22 @@ static void check_kernel(const fst_graph* g, const fst_kernel* kernel, size_t wo
         ptx == (const char*)SENTINEL_PTR);
   CHECK(cubin == SENTINEL_PTR && cubin_size == 77 && params == 77 && shared == 77 && grid[0] == 0 &&
         block[0] == 0);
+  CHECK_FAIL(fst_kernel_launch_kind(NULL, &launch_kind), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch_kind",
+             "kernel");
+  CHECK_FAIL(fst_kernel_launch_kind(kernel, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch_kind",
+             "out_kind");
+  CHECK_FAIL(fst_kernel_function(NULL, &function), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_function", "kernel");
+  CHECK_FAIL(fst_kernel_function(kernel, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_function",
+             "out_function");
+  /* The test's context runs on the host backend, where kernels have no CUfunction. */
+  CHECK_FAIL(fst_kernel_function(kernel, &function), FST_ERROR_UNSUPPORTED, "fst_kernel_function", "host");
+  CHECK_FAIL(fst_kernel_launch(NULL, args, 1, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch", "kernel");
+  CHECK_FAIL(fst_kernel_launch(kernel, args, 1000, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch",
+             "nargs is 1000");
+  CHECK_FAIL(fst_kernel_launch(kernel, args, 0, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch",
+             "nargs is 0");
   CHECK(read_bytes == 77 && written_bytes == 77 && kind == (fst_param_kind)77 && value == (fst_value)77);
+  CHECK(launch_kind == (fst_launch_kind)77 && function == SENTINEL_PTR);
 
   /* The entry point is named in the module's source. */
   CHECK_OK(fst_kernel_name(kernel, &name));
@@ -200,6 +218,8 @@ static void check_kernel(const fst_graph* g, const fst_kernel* kernel, size_t wo
   CHECK(shared <= 227 * 1024);
   CHECK_OK(fst_kernel_estimated_bytes(kernel, &read_bytes, &written_bytes));
   CHECK(written_bytes > 0); /* a kernel of constants reads nothing */
+  CHECK_OK(fst_kernel_launch_kind(kernel, &launch_kind));
+  CHECK(launch_kind == FST_LAUNCH_REGULAR); /* nothing planned today meets at a grid barrier */
 
   /* Every parameter is an input, an output or a place in the workspace, with a graph value. */
   CHECK_OK(fst_graph_input_count(g, &ninputs));
@@ -241,6 +261,58 @@ static int untouched(const void* buffer, size_t size) {
     if (p[i] != 0x5A) return 0;
   }
   return 1;
+}
+
+/* Launches the fusion's kernels one by one with fst_kernel_launch, as a framework running
+ * them around its own operations would, and checks that the outputs equal those of
+ * fst_fusion_run (y and s, already in the output buffers). */
+static void run_kernel_by_kernel(const fst_fusion* fusion, const void* const* inputs, void* const* outputs,
+                                 size_t workspace_bytes, const void* y, size_t y_size, const void* s,
+                                 size_t s_size) {
+  unsigned char saved_y[32 * sizeof(float)], saved_s[4 * sizeof(float)];
+  unsigned char* workspace = (unsigned char*)malloc(workspace_bytes > 0 ? workspace_bytes : 1);
+  size_t kernels = 0, i, p;
+  if (workspace == NULL || y_size > sizeof saved_y || s_size > sizeof saved_s) {
+    free(workspace);
+    CHECK(0);
+    return;
+  }
+  memcpy(saved_y, y, y_size);
+  memcpy(saved_s, s, s_size);
+  memset(outputs[0], 0x5A, y_size);
+  memset(outputs[1], 0x5A, s_size);
+  CHECK_OK(fst_fusion_kernel_count(fusion, &kernels));
+  for (i = 0; i < kernels; ++i) {
+    const fst_kernel* kernel = NULL;
+    size_t params = 0;
+    void* args[16];
+    CHECK_OK(fst_fusion_kernel(fusion, i, &kernel));
+    if (kernel == NULL) break;
+    CHECK_OK(fst_kernel_param_count(kernel, &params));
+    CHECK(params <= 16);
+    if (params > 16) break;
+    for (p = 0; p < params; ++p) {
+      fst_param_kind kind = FST_PARAM_INPUT;
+      size_t index = 0;
+      CHECK_OK(fst_kernel_param(kernel, p, &kind, &index, NULL));
+      args[p] = kind == FST_PARAM_INPUT    ? (void*)inputs[index]
+                : kind == FST_PARAM_OUTPUT ? outputs[index]
+                                           : (void*)(workspace + index);
+    }
+    if (params > 0) {
+      void* saved = args[0];
+      args[0] = NULL;
+      CHECK_FAIL(fst_kernel_launch(kernel, args, params, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch",
+                 "args[0] is NULL");
+      args[0] = saved;
+      CHECK_FAIL(fst_kernel_launch(kernel, NULL, params, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch",
+                 "args");
+    }
+    CHECK_OK(fst_kernel_launch(kernel, args, params, NULL));
+  }
+  CHECK(memcmp(outputs[0], saved_y, y_size) == 0);
+  CHECK(memcmp(outputs[1], saved_s, s_size) == 0);
+  free(workspace);
 }
 
 /* Fuses `g` with `policy`, checks the plan's queries and, when allowed, runs it on the host
@@ -333,6 +405,7 @@ static void check_fusion(fst_graph* g, fst_fusion_policy policy) {
     CHECK_OK(fst_fusion_run(fusion, inputs, 2, outputs, 2, NULL, NULL));
     CHECK(memcmp(y, ref_y, sizeof y) == 0);
     for (k = 0; k < 4; ++k) CHECK(s[k] - ref_s[k] <= 1e-5f * ref_s[k] && ref_s[k] - s[k] <= 1e-5f * ref_s[k]);
+    run_kernel_by_kernel(fusion, inputs, outputs, workspace, y, sizeof y, s, sizeof s);
   }
   fst_fusion_destroy(fusion);
 }

@@ -1,0 +1,69 @@
+#include "runtime/cuda/device.hpp"
+
+#include "support/error.hpp"
+
+namespace fstitch::cuda {
+
+DeviceInfo query_device(const Driver& driver, int ordinal) {
+  const DriverApi& api = driver.api();
+  int count = 0;
+  driver.check(api.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  if (count == 0) fail(StatusCode::kNoDevice, "the CUDA driver reports no device");
+  if (ordinal < 0 || ordinal >= count) {
+    fail(StatusCode::kNoDevice, "device " + std::to_string(ordinal) + " does not exist; the driver reports " +
+                                    std::to_string(count) + " device(s)");
+  }
+  DeviceInfo info;
+  info.ordinal = ordinal;
+  driver.check(api.cuDeviceGet(&info.handle, ordinal), "cuDeviceGet");
+  char name[256] = {};
+  driver.check(api.cuDeviceGetName(name, sizeof name - 1, info.handle), "cuDeviceGetName");
+  info.name = name;
+  auto attribute = [&](int which) {
+    int value = 0;
+    driver.check(api.cuDeviceGetAttribute(&value, which, info.handle), "cuDeviceGetAttribute");
+    return value;
+  };
+  info.cc_major = attribute(kAttrComputeCapabilityMajor);
+  info.cc_minor = attribute(kAttrComputeCapabilityMinor);
+  info.multiprocessors = attribute(kAttrMultiprocessorCount);
+  info.max_threads_per_block = attribute(kAttrMaxThreadsPerBlock);
+  info.l2_bytes = attribute(kAttrL2CacheSize);
+  info.cooperative_launch = attribute(kAttrCooperativeLaunch) != 0;
+  info.memory_pools = attribute(kAttrMemoryPoolsSupported) != 0;
+  return info;
+}
+
+Device::Device(std::shared_ptr<const Driver> driver, DeviceInfo info)
+    : driver_(std::move(driver)), info_(std::move(info)) {}
+
+Device::~Device() {
+  if (primary_ != nullptr) api().cuDevicePrimaryCtxRelease(info_.handle);
+}
+
+CUcontext Device::primary_context() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (primary_ == nullptr) {
+    CUcontext context = nullptr;
+    driver_->check(api().cuDevicePrimaryCtxRetain(&context, info_.handle), "cuDevicePrimaryCtxRetain");
+    primary_ = context;
+  }
+  return primary_;
+}
+
+ContextScope::ContextScope(Device& device) : driver_(device.driver()) {
+  const DriverApi& api = device.api();
+  driver_.check(api.cuCtxGetCurrent(&context_), "cuCtxGetCurrent");
+  if (context_ != nullptr) return;
+  context_ = device.primary_context();
+  driver_.check(api.cuCtxPushCurrent(context_), "cuCtxPushCurrent");
+  pushed_ = true;
+}
+
+ContextScope::~ContextScope() {
+  if (!pushed_) return;
+  CUcontext popped = nullptr;
+  driver_.api().cuCtxPopCurrent(&popped);
+}
+
+}  // namespace fstitch::cuda

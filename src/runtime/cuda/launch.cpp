@@ -1,0 +1,74 @@
+#include "runtime/cuda/launch.hpp"
+
+#include <limits>
+
+#include "support/error.hpp"
+
+namespace fstitch::cuda {
+
+LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device) {
+  const KernelSpec& s = kernel.spec;
+  if (s.block_threads < 1 || s.block_threads > device.max_threads_per_block) {
+    fail(StatusCode::kUnsupported, "kernel " + kernel.name + " needs blocks of " +
+                                       std::to_string(s.block_threads) + " threads; the device allows " +
+                                       std::to_string(device.max_threads_per_block));
+  }
+  if (s.grid_blocks < 1 || s.grid_blocks > std::numeric_limits<int32_t>::max()) {
+    fail(StatusCode::kUnsupported, "kernel " + kernel.name + " needs a grid of " +
+                                       std::to_string(s.grid_blocks) +
+                                       " blocks; CUDA allows 1 .. 2147483647");
+  }
+  LaunchConfig config;
+  config.grid[0] = static_cast<unsigned>(s.grid_blocks);
+  config.block[0] = static_cast<unsigned>(s.block_threads);
+  config.kind = kernel.launch;
+  return config;
+}
+
+void require_cooperative_fit(const LaunchConfig& config, const DeviceInfo& device,
+                             int blocks_per_multiprocessor, const std::string& kernel_name) {
+  if (!device.cooperative_launch) {
+    fail(StatusCode::kUnsupported,
+         "kernel " + kernel_name + " needs a cooperative launch (grid barrier); device " +
+             std::to_string(device.ordinal) + " (" + device.name + ") does not support cooperative launches");
+  }
+  const long long grid = 1LL * config.grid[0] * config.grid[1] * config.grid[2];
+  const long long resident = 1LL * blocks_per_multiprocessor * device.multiprocessors;
+  if (grid > resident) {
+    fail(StatusCode::kLaunch, "kernel " + kernel_name + " needs all " + std::to_string(grid) +
+                                  " blocks resident for its grid barrier, but the device holds at most " +
+                                  std::to_string(resident) + " (" +
+                                  std::to_string(blocks_per_multiprocessor) + " per multiprocessor x " +
+                                  std::to_string(device.multiprocessors) + ")");
+  }
+}
+
+void launch_kernel(const Device& device, const LoadedKernel& kernel, const LaunchConfig& config,
+                   CUstream stream, void** params) {
+  const DriverApi& api = device.api();
+  // Since CUDA 12.0 the launch calls take a CUkernel in place of a CUfunction and run it in
+  // the current context.
+  auto* function = reinterpret_cast<CUfunction>(kernel.kernel());
+  if (config.kind == LaunchKind::kCooperative) {
+    int per_multiprocessor = 0;
+    const int block = static_cast<int>(config.block[0] * config.block[1] * config.block[2]);
+    device.driver().check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                              &per_multiprocessor, kernel.function(), block, config.dynamic_shared_bytes),
+                          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    require_cooperative_fit(config, device.info(), per_multiprocessor, kernel.name());
+    device.driver().check(api.cuLaunchCooperativeKernel(
+                              function, config.grid[0], config.grid[1], config.grid[2], config.block[0],
+                              config.block[1], config.block[2], config.dynamic_shared_bytes, stream, params),
+                          "cuLaunchCooperativeKernel");
+    return;
+  }
+  const CUresult result = api.cuLaunchKernel(function, config.grid[0], config.grid[1], config.grid[2],
+                                             config.block[0], config.block[1], config.block[2],
+                                             config.dynamic_shared_bytes, stream, params, nullptr);
+  if (result != kSuccess) {
+    fail(result == kErrorOutOfMemory ? StatusCode::kOutOfMemory : StatusCode::kLaunch,
+         "cuLaunchKernel failed for kernel " + kernel.name() + ": " + device.driver().describe(result));
+  }
+}
+
+}  // namespace fstitch::cuda

@@ -1,0 +1,36 @@
+// Launching one planned kernel on a stream: the launch configuration, the cooperative-launch
+// decision (every block of a grid-barrier kernel must be resident at once), and the call.
+#pragma once
+
+#include <string>
+
+#include "plan/plan.hpp"
+#include "runtime/cuda/device.hpp"
+#include "runtime/cuda/kernel_image.hpp"
+
+namespace fstitch::cuda {
+
+struct LaunchConfig {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned dynamic_shared_bytes = 0;
+  LaunchKind kind = LaunchKind::kRegular;
+};
+
+// The configuration of `kernel`, checked against the device: Error(kUnsupported) for a block
+// larger than the device allows or a grid beyond 2^31 - 1 blocks.
+LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device);
+
+// Whether a cooperative grid of `config` fits when the occupancy calculator allows
+// `blocks_per_multiprocessor` of its blocks on each multiprocessor. Throws Error(kUnsupported)
+// when the device cannot launch cooperatively, Error(kLaunch) naming the kernel, its grid
+// and the resident limit when the grid does not fit.
+void require_cooperative_fit(const LaunchConfig& config, const DeviceInfo& device,
+                             int blocks_per_multiprocessor, const std::string& kernel_name);
+
+// Launches `kernel` on `stream` in the current context: cuLaunchKernel, or, for a
+// cooperative kernel, the occupancy check and cuLaunchCooperativeKernel. Never synchronizes.
+void launch_kernel(const Device& device, const LoadedKernel& kernel, const LaunchConfig& config,
+                   CUstream stream, void** params);
+
+}  // namespace fstitch::cuda

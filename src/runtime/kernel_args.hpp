@@ -1,0 +1,33 @@
+// The arguments of one planned kernel's launch: the address behind each parameter (a graph
+// input, a graph output or a workspace offset), and the array of pointers to them that
+// cuLaunchKernel and the host backend's launch take. Shared by both runtimes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+namespace fstitch::runtime {
+
+class KernelArguments {
+ public:
+  // Fills the arguments of `kernel` from the run's buffers; `workspace` is the base address
+  // of the workspace (host or device) or 0 when the plan has none. Reuses its storage.
+  void pack(const PlannedKernel& kernel, const void* const* inputs, void* const* outputs,
+            uintptr_t workspace);
+  // Takes the addresses as given, one per parameter (fst_kernel_launch).
+  void assign(const void* const* addresses, size_t count);
+
+  // The address behind each parameter, in parameter order.
+  const std::vector<void*>& addresses() const { return addresses_; }
+  // params()[i] points to addresses()[i], as cuLaunchKernel's kernelParams.
+  void** params() { return params_.data(); }
+
+ private:
+  void link();
+  std::vector<void*> addresses_;
+  std::vector<void*> params_;
+};
+
+}  // namespace fstitch::runtime
