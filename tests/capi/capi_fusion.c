@@ -195,12 +195,14 @@ static void check_kernel(const fst_graph* g, const fst_kernel* kernel, size_t wo
              "kernel");
   CHECK_FAIL(fst_kernel_launch_kind(kernel, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch_kind",
              "out_kind");
-  CHECK_FAIL(fst_kernel_function(NULL, &function), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_function", "kernel");
+  CHECK_FAIL(fst_kernel_function(NULL, &function), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_function",
+             "kernel");
   CHECK_FAIL(fst_kernel_function(kernel, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_function",
              "out_function");
   /* The test's context runs on the host backend, where kernels have no CUfunction. */
   CHECK_FAIL(fst_kernel_function(kernel, &function), FST_ERROR_UNSUPPORTED, "fst_kernel_function", "host");
-  CHECK_FAIL(fst_kernel_launch(NULL, args, 1, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch", "kernel");
+  CHECK_FAIL(fst_kernel_launch(NULL, args, 1, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch",
+             "kernel");
   CHECK_FAIL(fst_kernel_launch(kernel, args, 1000, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch",
              "nargs is 1000");
   CHECK_FAIL(fst_kernel_launch(kernel, args, 0, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch",
@@ -302,11 +304,11 @@ static void run_kernel_by_kernel(const fst_fusion* fusion, const void* const* in
     if (params > 0) {
       void* saved = args[0];
       args[0] = NULL;
-      CHECK_FAIL(fst_kernel_launch(kernel, args, params, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch",
-                 "args[0] is NULL");
+      CHECK_FAIL(fst_kernel_launch(kernel, args, params, NULL), FST_ERROR_INVALID_ARGUMENT,
+                 "fst_kernel_launch", "args[0] is NULL");
       args[0] = saved;
-      CHECK_FAIL(fst_kernel_launch(kernel, NULL, params, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_kernel_launch",
-                 "args");
+      CHECK_FAIL(fst_kernel_launch(kernel, NULL, params, NULL), FST_ERROR_INVALID_ARGUMENT,
+                 "fst_kernel_launch", "args");
     }
     CHECK_OK(fst_kernel_launch(kernel, args, params, NULL));
   }
