@@ -9,6 +9,7 @@
 
 #include "api/fusion.hpp"
 #include "api/handles.hpp"
+#include "common/backend_run.hpp"
 
 namespace {
 
@@ -53,7 +54,11 @@ TEST(SharedRowCache, ThreeCachedValuesUseSharedMemoryAndMatchTheReference) {
   std::vector<float> fused(xs.size(), NAN), ref(xs.size(), NAN);
   const void* inputs[2] = {xs.data(), ys.data()};
   void* outputs[1] = {fused.data()};
-  ASSERT_EQ(fst_fusion_run(f, inputs, 2, outputs, 1, nullptr, nullptr), FST_OK) << fst_last_error_message();
+  const size_t bytes = xs.size() * sizeof(float);
+  ASSERT_EQ(
+      fstitch::testing::run_on_backend(f, {{xs.data(), bytes}, {ys.data(), bytes}}, {{fused.data(), bytes}}),
+      FST_OK)
+      << fst_last_error_message();
   outputs[0] = ref.data();
   ASSERT_EQ(fst_graph_evaluate_reference(g, inputs, 2, outputs, 1), FST_OK);
   double diff = 0, norm = 0;

@@ -22,6 +22,7 @@ constexpr uint64_t kLastSeed = 520;
 
 HarnessOptions harness_options() {
   HarnessOptions options;
+  options.backend = diff_backend_from_env();
 #ifdef FSTITCH_DIFF_CACHE_DIR
   options.cache_dir = FSTITCH_DIFF_CACHE_DIR;
 #endif

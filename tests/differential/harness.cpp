@@ -11,12 +11,13 @@
 
 #include "codegen/emit.hpp"
 #include "codegen/prelude.hpp"
-#include "jit/kernel_cache.hpp"
 #include "common/random_graph.hpp"
 #include "differential/compare.hpp"
+#include "differential/cuda_runner.hpp"
 #include "differential/noise_floor.hpp"
 #include "ir/text.hpp"
 #include "ir/verify.hpp"
+#include "jit/kernel_cache.hpp"
 #include "ref/evaluator.hpp"
 #include "runtime/host/host_module.hpp"
 #include "support/error.hpp"
@@ -47,6 +48,8 @@ class GuardedBuffer {
   unsigned char* data() { return storage_.data() + offset_; }
   const unsigned char* data() const { return storage_.data() + offset_; }
   size_t size() const { return bytes_; }
+  // The whole buffer with its guards, for copying it to a device and back.
+  GuardedSpan span() { return GuardedSpan{storage_.data(), storage_.size(), offset_}; }
   bool guards_intact() const {
     for (size_t i = 0; i < storage_.size(); ++i) {
       if ((i < offset_ || i >= offset_ + bytes_) && storage_[i] != kCanary) return false;
@@ -113,6 +116,22 @@ GraphData make_graph_data(const Graph& g, uint64_t seed) {
   return d;
 }
 
+// The GPU runner, opened on first use; a failure to open is remembered and reported by
+// every case.
+CudaRunner& cuda_runner() {
+  static std::string error;
+  static std::unique_ptr<CudaRunner> runner = []() -> std::unique_ptr<CudaRunner> {
+    try {
+      return std::make_unique<CudaRunner>();
+    } catch (const std::exception& e) {
+      error = std::string("FSTITCH_BACKEND=cuda, but the GPU cannot be used: ") + e.what();
+      return nullptr;
+    }
+  }();
+  if (!runner) throw Error(StatusCode::kNoDevice, error);
+  return *runner;
+}
+
 struct Prepared {
   const DiffCase* c = nullptr;
   FusionPlan plan;
@@ -122,12 +141,14 @@ struct Prepared {
   std::string error;
 };
 
-Prepared prepare(const DiffCase& c, const std::string& prefix) {
+Prepared prepare(const DiffCase& c, const std::string& prefix, DiffBackend backend) {
   Prepared p;
   p.c = &c;
   try {
     verify_graph(*c.graph);
-    p.plan = plan_fusion(*c.graph, FusionOptions{c.policy});
+    FusionOptions options{c.policy};
+    if (backend == DiffBackend::kCuda) options.target_sm = cuda_runner().target_sm();
+    p.plan = plan_fusion(*c.graph, options);
     p.planned = true;
     for (const PlannedKernel& k : p.plan.kernels) {
       PlannedKernel renamed = k;
@@ -142,8 +163,10 @@ Prepared prepare(const DiffCase& c, const std::string& prefix) {
 }
 
 struct Compiled {
-  std::shared_ptr<host::HostModule> module;
+  std::shared_ptr<host::HostModule> module;                  // DiffBackend::kHost
+  std::shared_ptr<const jit::CompiledModule> device_module;  // DiffBackend::kCuda
   std::string error;
+  bool ok() const { return module || device_module; }
 };
 
 Compiled compile(const std::string& kernels, const HarnessOptions& options) {
@@ -153,6 +176,10 @@ Compiled compile(const std::string& kernels, const HarnessOptions& options) {
   Compiled c;
   try {
     const std::string text = kernel_prelude() + kernels;
+    if (options.backend == DiffBackend::kCuda) {
+      c.device_module = cuda_runner().compile(text);
+      return c;
+    }
     c.module = host::HostModule::compile(text, compile_options);
     // The very text the host ran must also be valid CUDA for NVRTC, for sm_80 and sm_90.
     static jit::KernelCache nvrtc(jit::KernelCacheOptions{});
@@ -170,8 +197,19 @@ Compiled compile(const std::string& kernels, const HarnessOptions& options) {
   return c;
 }
 
-const char* order_name(host::ThreadOrder order) {
-  return order == host::ThreadOrder::kForward ? "forward" : "reverse";
+// One execution of a plan: on the host in one thread order, or on the GPU.
+enum class RunMode : uint8_t { kHostForward, kHostReverse, kCuda };
+
+const char* run_mode_name(RunMode mode) {
+  switch (mode) {
+    case RunMode::kHostForward:
+      return "host, thread order forward";
+    case RunMode::kHostReverse:
+      return "host, thread order reverse";
+    case RunMode::kCuda:
+      return "cuda";
+  }
+  return "?";
 }
 
 std::string output_title(const Graph& g, size_t i) {
@@ -180,21 +218,10 @@ std::string output_title(const Graph& g, size_t i) {
          std::to_string(g.outputs()[i].value) + " " + dtype_name(n.dtype) + dims_to_string(n.dims) + ")";
 }
 
-// Runs the plan once in `order`; returns what went wrong (empty when all outputs match).
-std::string run_once(const Prepared& p, const host::HostModule& module, GraphData& data,
-                     host::ThreadOrder order, double* worst_ratio) {
-  const Graph& g = *p.c->graph;
-  std::vector<GuardedBuffer> outputs;
-  for (const GraphOutput& o : g.outputs()) {
-    const Node& n = g.node(o.value);
-    const bool integer = !is_float(n.dtype);
-    outputs.emplace_back(value_bytes(n),
-                         integer && order == host::ThreadOrder::kReverse ? kIntegerFill : kNanFill);
-  }
-  GuardedBuffer workspace(std::max<size_t>(p.plan.workspace_bytes, 1), kNanFill);
-  std::vector<std::vector<unsigned char>> input_copies;
-  for (const GuardedBuffer& b : data.inputs) input_copies.emplace_back(b.data(), b.data() + b.size());
-
+// Launches the plan's kernels on the host module, one after another.
+std::string launch_on_host(const Prepared& p, const host::HostModule& module, GraphData& data,
+                           std::vector<GuardedBuffer>& outputs, GuardedBuffer& workspace,
+                           host::ThreadOrder order) {
   host::HostLaunchOptions launch;
   launch.order = order;
   for (const PlannedKernel& k : p.kernels) {
@@ -222,6 +249,39 @@ std::string run_once(const Prepared& p, const host::HostModule& module, GraphDat
       return "  launch of " + k.name + " failed: " + e.what() + "\n";
     }
   }
+  return "";
+}
+
+// Launches the plan's kernels on the GPU with device copies of the buffers.
+std::string launch_on_cuda(const Prepared& p, const jit::CompiledModule& module, GraphData& data,
+                           std::vector<GuardedBuffer>& outputs, GuardedBuffer& workspace) {
+  std::vector<GuardedSpan> in, out;
+  for (GuardedBuffer& b : data.inputs) in.push_back(b.span());
+  for (GuardedBuffer& b : outputs) out.push_back(b.span());
+  GuardedSpan space = workspace.span();
+  return cuda_runner().run(module, p.kernels, in, out, space);
+}
+
+// Runs the plan once; returns what went wrong (empty when all outputs match).
+std::string run_once(const Prepared& p, const Compiled& compiled, GraphData& data, RunMode mode,
+                     double* worst_ratio) {
+  const Graph& g = *p.c->graph;
+  std::vector<GuardedBuffer> outputs;
+  for (const GraphOutput& o : g.outputs()) {
+    const Node& n = g.node(o.value);
+    const bool integer = !is_float(n.dtype);
+    outputs.emplace_back(value_bytes(n), integer && mode == RunMode::kHostReverse ? kIntegerFill : kNanFill);
+  }
+  GuardedBuffer workspace(std::max<size_t>(p.plan.workspace_bytes, 1), kNanFill);
+  std::vector<std::vector<unsigned char>> input_copies;
+  for (const GuardedBuffer& b : data.inputs) input_copies.emplace_back(b.data(), b.data() + b.size());
+
+  const std::string launch_problem =
+      mode == RunMode::kCuda ? launch_on_cuda(p, *compiled.device_module, data, outputs, workspace)
+                             : launch_on_host(p, *compiled.module, data, outputs, workspace,
+                                              mode == RunMode::kHostForward ? host::ThreadOrder::kForward
+                                                                            : host::ThreadOrder::kReverse);
+  if (!launch_problem.empty()) return launch_problem;
 
   std::ostringstream problems;
   for (size_t i = 0; i < data.inputs.size(); ++i) {
@@ -272,12 +332,15 @@ CaseResult run_prepared(const Prepared& p, const Compiled& compiled, GraphData& 
     failure << "  " << p.error << "\n";
   } else if (!data.error.empty()) {
     failure << "  " << data.error << "\n";
-  } else if (!compiled.module) {
-    failure << "  the generated code does not compile on the host:\n" << compiled.error << "\n";
+  } else if (!compiled.ok()) {
+    failure << "  the generated code does not compile:\n" << compiled.error << "\n";
   } else {
-    for (host::ThreadOrder order : {host::ThreadOrder::kForward, host::ThreadOrder::kReverse}) {
-      const std::string problems = run_once(p, *compiled.module, data, order, &r.worst_ratio);
-      if (!problems.empty()) failure << " thread order " << order_name(order) << ":\n" << problems;
+    const std::vector<RunMode> modes =
+        compiled.device_module ? std::vector<RunMode>{RunMode::kCuda}
+                               : std::vector<RunMode>{RunMode::kHostForward, RunMode::kHostReverse};
+    for (RunMode mode : modes) {
+      const std::string problems = run_once(p, compiled, data, mode, &r.worst_ratio);
+      if (!problems.empty()) failure << " " << run_mode_name(mode) << ":\n" << problems;
     }
   }
   if (failure.str().empty()) return r;
@@ -299,11 +362,11 @@ struct Batch {
   std::string source;
 };
 
-Batch prepare_batch(const std::vector<DiffCase>& cases, size_t begin, size_t end) {
+Batch prepare_batch(const std::vector<DiffCase>& cases, size_t begin, size_t end, DiffBackend backend) {
   Batch b;
   for (size_t i = begin; i < end; ++i) {
     b.indices.push_back(i);
-    b.prepared.push_back(prepare(cases[i], "c" + std::to_string(i)));
+    b.prepared.push_back(prepare(cases[i], "c" + std::to_string(i), backend));
     b.source += b.prepared.back().source;
   }
   return b;
@@ -317,7 +380,7 @@ void run_batch(const Batch& b, const Compiled& compiled, const HarnessOptions& o
     auto found = data.find(p.c->graph.get());
     if (found == data.end())
       found = data.emplace(p.c->graph.get(), make_graph_data(*p.c->graph, p.c->data_seed)).first;
-    if (compiled.module || !p.error.empty()) {
+    if (compiled.ok() || !p.error.empty()) {
       results[b.indices[j]] = run_prepared(p, compiled, found->second);
     } else {
       // The module failed to compile: compile this case alone to find who is to blame.
@@ -337,7 +400,8 @@ std::vector<CaseResult> run_cases(const std::vector<DiffCase>& cases, const Harn
   }
   // The next batch compiles while the current one runs.
   auto start = [&](size_t k) {
-    auto batch = std::make_shared<Batch>(prepare_batch(cases, ranges[k].first, ranges[k].second));
+    auto batch =
+        std::make_shared<Batch>(prepare_batch(cases, ranges[k].first, ranges[k].second, options.backend));
     auto compiled =
         std::async(std::launch::async, [batch, &options] { return compile(batch->source, options); });
     return std::make_pair(batch, std::move(compiled));
@@ -348,9 +412,15 @@ std::vector<CaseResult> run_cases(const std::vector<DiffCase>& cases, const Harn
     const Compiled compiled = current.second.get();
     const std::shared_ptr<Batch> batch = current.first;
     if (k + 1 < ranges.size()) current = start(k + 1);
+    if (options.backend == DiffBackend::kCuda && compiled.ok()) cuda_runner().begin_batch();
     run_batch(*batch, compiled, options, results);
   }
   return results;
+}
+
+DiffBackend diff_backend_from_env() {
+  const char* backend = std::getenv("FSTITCH_BACKEND");
+  return backend != nullptr && std::string(backend) == "cuda" ? DiffBackend::kCuda : DiffBackend::kHost;
 }
 
 void fill_random_input(void* buffer, int64_t count, DType dtype, uint64_t seed) {

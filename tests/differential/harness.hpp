@@ -31,7 +31,15 @@ struct CaseResult {
   size_t widened_outputs = 0;  // ill-conditioned outputs judged against their noise floor
 };
 
+// Where the plans run: the host backend (in both thread orders), or a GPU through the CUDA
+// backend's runtime.
+enum class DiffBackend : uint8_t { kHost, kCuda };
+
+// kCuda when FSTITCH_BACKEND=cuda (how the GPU check runs the suite), else kHost.
+DiffBackend diff_backend_from_env();
+
 struct HarnessOptions {
+  DiffBackend backend = DiffBackend::kHost;
   size_t batch_size = 60;  // cases per compiled module
   // Where compiled modules are cached; empty: compile without a disk cache.
   std::string cache_dir;
