@@ -1,13 +1,16 @@
 /*
  * The fstitch demo: builds gelu(layer_norm(x) * gamma + beta) as a framework would
  * decompose it, prints the graph text, fuses it and prints the plan, runs the fused kernel
- * on the context's backend (the host backend runs the generated CUDA C on the CPU), and
- * checks the result against the reference evaluator and a direct computation in C.
+ * on the context's backend (the GPU when there is one; else the host backend, which runs
+ * the generated CUDA C on the CPU), and checks the result against the reference evaluator
+ * and a direct computation in C.
  */
 #include <fstitch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "device_buffers.h"
 
 #define ROWS 64
 #define COLS 256
@@ -65,8 +68,12 @@ int main(void) {
   size_t i, kernels = 0;
   double checksum = 0, max_error = 0, diff2 = 0, ref2 = 0, rel_l2;
   uint64_t planned_bytes = 0, lower_bound = 0;
+  fst_backend backend = FST_BACKEND_HOST;
+  void* device[4] = {NULL, NULL, NULL, NULL};
 
+  /* Backend auto: the GPU when a CUDA driver and device exist, else the host backend. */
   CHECK(fst_context_create(NULL, &ctx));
+  CHECK(fst_context_active_backend(ctx, &backend));
   CHECK(fst_graph_create(ctx, &g));
   vx = fst_input(g, "x", FST_F32, 2, x_dims);
   vgamma = fst_input(g, "gamma", FST_F32, 1, w_dims);
@@ -116,7 +123,34 @@ int main(void) {
     outputs[0] = y;
     CHECK(fst_graph_evaluate_reference(g, inputs, 3, outputs, 1));
     outputs[0] = fused;
-    CHECK(fst_fusion_run(fusion, inputs, 3, outputs, 1, NULL, NULL));
+    if (backend == FST_BACKEND_CUDA) {
+      /* The CUDA backend takes device pointers and queues the kernels on the stream. */
+      char why[256];
+      const size_t x_bytes = sizeof(float) * ROWS * COLS, w_bytes = sizeof(float) * COLS;
+      if (device_buffers_open(why, sizeof why) != 0) {
+        fprintf(stderr, "demo: %s\n", why);
+        goto done;
+      }
+      device[0] = device_copy_in(x, x_bytes);
+      device[1] = device_copy_in(gamma, w_bytes);
+      device[2] = device_copy_in(beta, w_bytes);
+      device[3] = device_copy_in(fused, x_bytes);
+      if (!device[0] || !device[1] || !device[2] || !device[3]) {
+        fprintf(stderr, "demo: device allocation failed\n");
+        goto done;
+      }
+      inputs[0] = device[0];
+      inputs[1] = device[1];
+      inputs[2] = device[2];
+      outputs[0] = device[3];
+      CHECK(fst_fusion_run(fusion, inputs, 3, outputs, 1, NULL, NULL));
+      if (device_copy_out(fused, device[3], x_bytes) != 0) {
+        fprintf(stderr, "demo: the run failed on the device\n");
+        goto done;
+      }
+    } else {
+      CHECK(fst_fusion_run(fusion, inputs, 3, outputs, 1, NULL, NULL));
+    }
   }
 
   direct(x, gamma, beta, eps, expected);
@@ -134,7 +168,8 @@ int main(void) {
   printf("max |reference - direct C| = %.3g\n", max_error);
   printf("fused plan: %zu kernel(s), %llu global bytes planned (lower bound %llu)\n", kernels,
          (unsigned long long)planned_bytes, (unsigned long long)lower_bound);
-  printf("fused run on the host backend: relative L2 error against the reference %.3g\n", rel_l2);
+  printf("fused run on the %s backend: relative L2 error against the reference %.3g\n",
+         backend == FST_BACKEND_CUDA ? "cuda" : "host", rel_l2);
   if (!(max_error < 1e-5)) {
     fprintf(stderr, "demo: FAILED: the reference disagrees with the direct computation\n");
     goto done;
@@ -147,6 +182,7 @@ int main(void) {
   exit_code = 0;
 
 done:
+  for (i = 0; i < 4; ++i) device_free(device[i]);
   fst_string_free(text);
   fst_string_free(plan);
   fst_fusion_destroy(fusion);
