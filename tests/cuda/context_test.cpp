@@ -96,6 +96,19 @@ TEST_F(Contexts, TheCallersCurrentContextIsUsedAndNothingIsPushed) {
   ASSERT_EQ(fake().cuCtxSetCurrent(nullptr), 0);
 }
 
+TEST_F(Contexts, ACurrentContextOfAnotherDeviceIsRefused) {
+  fake().set_device_count(2);
+  Setup s = setup();  // device 0
+  void* other = fake().new_context(1);
+  ASSERT_EQ(fake().cuCtxSetCurrent(static_cast<CUcontext>(other)), 0);
+  EXPECT_EQ(s.run(), FST_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fst_last_error_message()).find("another device"), std::string::npos)
+      << fst_last_error_message();
+  EXPECT_TRUE(fake().launches().empty());
+  EXPECT_EQ(fake().current_context(), other);
+  ASSERT_EQ(fake().cuCtxSetCurrent(nullptr), 0);
+}
+
 TEST_F(Contexts, TheContextIsPoppedWhenTheRunFails) {
   Setup s = setup();
   fake().inject("cuLaunchKernel", 719, 1);  // CUDA_ERROR_LAUNCH_FAILED

@@ -54,7 +54,20 @@ CUcontext Device::primary_context() {
 ContextScope::ContextScope(Device& device) : driver_(device.driver()) {
   const DriverApi& api = device.api();
   driver_.check(api.cuCtxGetCurrent(&context_), "cuCtxGetCurrent");
-  if (context_ != nullptr) return;
+  if (context_ != nullptr) {
+    // Kernels were planned and are loaded for the context's device: another device's
+    // context would run them on a GPU they were not chosen for.
+    CUdevice current = 0;
+    driver_.check(api.cuCtxGetDevice(&current), "cuCtxGetDevice");
+    if (current != device.info().handle) {
+      fail(StatusCode::kInvalidArgument,
+           "the calling thread's current CUDA context belongs to another device than this fstitch context's "
+           "device " +
+               std::to_string(device.info().ordinal) +
+               "; make a context of that device current, or create the fstitch context for the other device");
+    }
+    return;
+  }
   context_ = device.primary_context();
   driver_.check(api.cuCtxPushCurrent(context_), "cuCtxPushCurrent");
   pushed_ = true;

@@ -50,8 +50,9 @@ class Device {
 };
 
 // Makes a context current on this thread for the scope of a run: the thread's current
-// context when there is one (a framework's), else the device's primary context, pushed and
-// popped again at the end of the scope.
+// context when there is one (a framework's; Error(kInvalidArgument) when it belongs to
+// another device), else the device's primary context, pushed and popped again at the end
+// of the scope.
 class ContextScope {
  public:
   explicit ContextScope(Device& device);
