@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "api/context.hpp"
@@ -56,7 +58,55 @@ TEST(ContextDefaults, FollowTheEnvironment) {
   setenv("FSTITCH_LOG", "nonsense", 1);
   EXPECT_EQ(default_context_config().log_level, LogLevel::kWarn) << "bad values fall back to the default";
   unsetenv("FSTITCH_LOG");
-  EXPECT_EQ(default_context_config().backend, Backend::kAuto);
+}
+
+// Sets an environment variable for the scope and restores the value it had before.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST(ContextDefaults, BackendFollowsFstitchBackend) {
+  {
+    ScopedEnv env("FSTITCH_BACKEND", nullptr);
+    EXPECT_EQ(default_context_config().backend, Backend::kAuto);
+  }
+  const std::pair<const char*, Backend> cases[] = {
+      {"cuda", Backend::kCuda}, {"host", Backend::kHost}, {"auto", Backend::kAuto}, {"gpu", Backend::kAuto}};
+  for (const auto& [text, backend] : cases) {
+    ScopedEnv env("FSTITCH_BACKEND", text);
+    EXPECT_EQ(default_context_config().backend, backend) << text;
+  }
+}
+
+TEST(ContextDefaults, CudaDriverFollowsFstitchCudaDriver) {
+  {
+    ScopedEnv env("FSTITCH_CUDA_DRIVER", nullptr);
+    EXPECT_EQ(default_context_config().cuda_driver_path, "libcuda.so.1");
+  }
+  ScopedEnv env("FSTITCH_CUDA_DRIVER", "/opt/driver/libcuda.so.1");
+  EXPECT_EQ(default_context_config().cuda_driver_path, "/opt/driver/libcuda.so.1");
 }
 
 }  // namespace

@@ -1,0 +1,61 @@
+// One canonical graph at one shape on the GPU: fuse (policy stitch, for the device), run
+// once on random inputs with NaN-poisoned outputs and check against the reference
+// evaluator, then time fst_fusion_run with events and the L2 flushed before each run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "fstitch.h"
+#include "gpu_runtime.hpp"
+#include "ir/dtype.hpp"
+
+namespace fstitch::bench_gpu {
+
+struct CaseSpec {
+  std::string graph;  // a name from testing::canonical_graphs()
+  int64_t rows = 0;
+  int64_t cols = 0;
+  DType dtype = DType::kF32;
+};
+
+// "layer_norm 8192x4096 bf16"
+std::string case_label(const CaseSpec& spec);
+
+struct CaseOptions {
+  bool time = true;  // false: run and check only (the sanitizer mode)
+  int warmup = 5;
+  int runs = 50;
+  int64_t check_rows = 64;  // rows compared with the reference; all rows when the graph has fewer
+  uint64_t seed = 1;
+};
+
+struct CaseCheck {
+  bool ran = false;
+  bool ok = false;
+  double worst_relative_l2 = 0;  // over the outputs
+  double limit = 0;              // the strictest limit among the outputs
+  int64_t rows_checked = 0;
+  int64_t nonfinite = 0;  // non-finite elements anywhere in the outputs (inputs make none)
+  std::string note;       // why the check did not run or failed
+};
+
+struct CaseResult {
+  CaseSpec spec;
+  bool ok = false;
+  std::string error;  // set when a step threw
+  size_t kernels = 0;
+  uint64_t planned_bytes = 0;
+  uint64_t lower_bound_bytes = 0;
+  size_t workspace_bytes = 0;
+  double fuse_ms = 0;
+  double first_run_ms = 0;  // the first run: NVRTC compile (or cache read), module load, launch
+  CaseCheck check;
+  Timing timing;
+};
+
+// Never throws: failures land in CaseResult::error.
+CaseResult run_case(GpuRuntime& runtime, fst_context* context, const CaseSpec& spec,
+                    const CaseOptions& options);
+
+}  // namespace fstitch::bench_gpu

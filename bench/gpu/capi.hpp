@@ -1,0 +1,64 @@
+// Owning handles for the fstitch C API objects the benchmark creates, and a status check
+// that turns a failed call into an exception carrying fstitch's own message.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fstitch.h"
+
+namespace fstitch::bench_gpu {
+
+struct ContextDeleter {
+  void operator()(fst_context* c) const { fst_context_destroy(c); }
+};
+struct GraphDeleter {
+  void operator()(fst_graph* g) const { fst_graph_destroy(g); }
+};
+struct FusionDeleter {
+  void operator()(fst_fusion* f) const { fst_fusion_destroy(f); }
+};
+struct FuseOptionsDeleter {
+  void operator()(fst_fuse_options* o) const { fst_fuse_options_destroy(o); }
+};
+struct ContextOptionsDeleter {
+  void operator()(fst_context_options* o) const { fst_context_options_destroy(o); }
+};
+
+using ContextHandle = std::unique_ptr<fst_context, ContextDeleter>;
+using GraphHandle = std::unique_ptr<fst_graph, GraphDeleter>;
+using FusionHandle = std::unique_ptr<fst_fusion, FusionDeleter>;
+using FuseOptionsHandle = std::unique_ptr<fst_fuse_options, FuseOptionsDeleter>;
+using ContextOptionsHandle = std::unique_ptr<fst_context_options, ContextOptionsDeleter>;
+
+// Throws std::runtime_error "<call>: FST_ERROR_... <message>" unless `status` is FST_OK.
+inline void require_ok(fst_status status, const char* call) {
+  if (status == FST_OK) return;
+  throw std::runtime_error(std::string(call) + ": " + fst_status_string(status) + ": " +
+                           fst_last_error_message());
+}
+
+// A context on the CUDA backend of device `ordinal`; throws when the backend cannot start.
+ContextHandle create_cuda_context(int ordinal);
+
+// Parses graph text into a graph of `context`.
+GraphHandle parse_graph_text(fst_context* context, const std::string& text);
+
+// Fuses `graph` with `policy`, for the context's device.
+FusionHandle fuse_graph(const fst_graph* graph, fst_fusion_policy policy);
+
+// A graph input or output as the C API describes it.
+struct TensorSpec {
+  std::string name;
+  fst_dtype dtype = FST_F32;
+  std::vector<int64_t> dims;
+  int64_t count() const;  // elements
+  size_t bytes() const;
+};
+
+std::vector<TensorSpec> graph_inputs(const fst_graph* graph);
+std::vector<TensorSpec> graph_outputs(const fst_graph* graph);
+
+}  // namespace fstitch::bench_gpu

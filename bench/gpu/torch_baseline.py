@@ -1,0 +1,488 @@
+#!/usr/bin/env python3
+"""Framework baselines for the GPU benchmark: the six canonical graphs of
+tests/common/canonical_graphs.cpp written in PyTorch (eager and torch.compile) and, when it
+imports, JAX (jax.jit), at the shapes and dtypes fstitch_bench_gpu uses, timed the same way:
+warm-up runs, then timed runs each preceded by an L2 flush (a write over a buffer several
+times the L2 size), median of CUDA events. The device-to-device copy bandwidth is measured
+the same way. Results go to a JSON file, rewritten after every case, so a run cut short
+still leaves what it measured.
+
+  torch_baseline.py --output torch.json            # full: 8192x4096 and 16384x1024
+  torch_baseline.py --quick --output torch.json    # 4096x1024
+  torch_baseline.py --device cpu --quick           # a dry run without a GPU (eager only)
+
+A failure of one mode on one graph (a torch.compile error, say) is recorded in that case and
+the run goes on.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+
+GRAPHS = [
+    "layer_norm",
+    "softmax_scale_mask",
+    "rms_norm",
+    "log_softmax",
+    "bias_residual_layer_norm",
+    "gelu_bias",
+]
+SHAPES = {"full": [(8192, 4096), (16384, 1024)], "quick": [(4096, 1024)]}
+DTYPES = ["f32", "bf16"]
+ALL_MODES = ["eager", "compile", "max_autotune", "jax"]
+
+# Which inputs each graph takes: "m" is [rows, cols], "v" is [cols] (canonical_graphs.cpp).
+INPUTS = {
+    "layer_norm": [("x", "m"), ("gamma", "v"), ("beta", "v")],
+    "softmax_scale_mask": [("x", "m"), ("mask", "m")],
+    "rms_norm": [("x", "m"), ("w", "v")],
+    "log_softmax": [("x", "m")],
+    "bias_residual_layer_norm": [("x", "m"), ("bias", "v"), ("residual", "m"), ("gamma", "v"), ("beta", "v")],
+    "gelu_bias": [("x", "m"), ("bias", "v")],
+}
+OUTPUT_COUNT = {name: 2 if name == "bias_residual_layer_norm" else 1 for name in GRAPHS}
+ELEMENT_BYTES = {"f32": 4, "bf16": 2}
+
+
+def lower_bound_bytes(graph, rows, cols, dtype):
+    """Each input read once and each output written once, as fst_fusion_planned_bytes counts."""
+    elements = sum(rows * cols if kind == "m" else cols for _, kind in INPUTS[graph])
+    elements += OUTPUT_COUNT[graph] * rows * cols
+    return elements * ELEMENT_BYTES[dtype]
+
+
+def torch_graphs(torch):
+    """The canonical graphs in torch: f16/bf16 inputs are computed in f32 and cast back,
+    exactly as the canonical builders decompose them."""
+    F = torch.nn.functional
+
+    def normalize(x):
+        mean = x.mean(dim=-1, keepdim=True)
+        centered = x - mean
+        var = (centered * centered).mean(dim=-1, keepdim=True)
+        return centered * torch.rsqrt(var + 1e-5)
+
+    def layer_norm(x, gamma, beta):
+        return ((normalize(x.float()) * gamma.float() + beta.float()).to(x.dtype),)
+
+    def softmax_scale_mask(x, mask):
+        scaled = x.float() * 0.125 + mask.float()
+        e = torch.exp(scaled - scaled.amax(dim=-1, keepdim=True))
+        return ((e / e.sum(dim=-1, keepdim=True)).to(x.dtype),)
+
+    def rms_norm(x, w):
+        xf = x.float()
+        ms = (xf * xf).mean(dim=-1, keepdim=True)
+        return ((xf * torch.rsqrt(ms + 1e-6) * w.float()).to(x.dtype),)
+
+    def log_softmax(x):
+        xf = x.float()
+        shifted = xf - xf.amax(dim=-1, keepdim=True)
+        lse = torch.log(torch.exp(shifted).sum(dim=-1, keepdim=True))
+        return ((shifted - lse).to(x.dtype),)
+
+    def bias_residual_layer_norm(x, bias, residual, gamma, beta):
+        h = x.float() + bias.float() + residual.float()
+        y = normalize(h) * gamma.float() + beta.float()
+        return (y.to(x.dtype), h.to(x.dtype))
+
+    def gelu_bias(x, bias):
+        return (F.gelu(x.float() + bias.float()).to(x.dtype),)
+
+    return {
+        "layer_norm": layer_norm,
+        "softmax_scale_mask": softmax_scale_mask,
+        "rms_norm": rms_norm,
+        "log_softmax": log_softmax,
+        "bias_residual_layer_norm": bias_residual_layer_norm,
+        "gelu_bias": gelu_bias,
+    }
+
+
+def jax_graphs(jax, jnp):
+    """The same graphs in JAX."""
+
+    def normalize(x):
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        centered = x - mean
+        var = jnp.mean(centered * centered, axis=-1, keepdims=True)
+        return centered * jax.lax.rsqrt(var + 1e-5)
+
+    f32 = jnp.float32
+
+    def layer_norm(x, gamma, beta):
+        return ((normalize(x.astype(f32)) * gamma.astype(f32) + beta.astype(f32)).astype(x.dtype),)
+
+    def softmax_scale_mask(x, mask):
+        scaled = x.astype(f32) * 0.125 + mask.astype(f32)
+        e = jnp.exp(scaled - jnp.max(scaled, axis=-1, keepdims=True))
+        return ((e / jnp.sum(e, axis=-1, keepdims=True)).astype(x.dtype),)
+
+    def rms_norm(x, w):
+        xf = x.astype(f32)
+        ms = jnp.mean(xf * xf, axis=-1, keepdims=True)
+        return ((xf * jax.lax.rsqrt(ms + 1e-6) * w.astype(f32)).astype(x.dtype),)
+
+    def log_softmax(x):
+        xf = x.astype(f32)
+        shifted = xf - jnp.max(xf, axis=-1, keepdims=True)
+        lse = jnp.log(jnp.sum(jnp.exp(shifted), axis=-1, keepdims=True))
+        return ((shifted - lse).astype(x.dtype),)
+
+    def bias_residual_layer_norm(x, bias, residual, gamma, beta):
+        h = x.astype(f32) + bias.astype(f32) + residual.astype(f32)
+        y = normalize(h) * gamma.astype(f32) + beta.astype(f32)
+        return (y.astype(x.dtype), h.astype(x.dtype))
+
+    def gelu_bias(x, bias):
+        return (jax.nn.gelu(x.astype(f32) + bias.astype(f32), approximate=False).astype(x.dtype),)
+
+    return {
+        "layer_norm": layer_norm,
+        "softmax_scale_mask": softmax_scale_mask,
+        "rms_norm": rms_norm,
+        "log_softmax": log_softmax,
+        "bias_residual_layer_norm": bias_residual_layer_norm,
+        "gelu_bias": gelu_bias,
+    }
+
+
+def summarize(samples_us):
+    if not samples_us:
+        return {"runs": 0, "median_us": None, "min_us": None}
+    return {"runs": len(samples_us), "median_us": statistics.median(samples_us), "min_us": min(samples_us)}
+
+
+def short_error(error):
+    """The exception's type and first lines: enough to see why, small enough for a table."""
+    text = "".join(traceback.format_exception_only(type(error), error)).strip()
+    lines = text.splitlines()
+    return " / ".join(lines[:3])[:500]
+
+
+class Timer:
+    """Times callables on the device: warm-up, then runs each preceded by an L2 flush,
+    with CUDA events around the call alone (wall clock on the CPU)."""
+
+    def __init__(self, torch, device, warmup, runs):
+        self.torch = torch
+        self.device = device
+        self.warmup = warmup
+        self.runs = runs
+        self.flush_buffer = None
+        self.flush_bytes = 0
+        if device == "cuda":
+            props = torch.cuda.get_device_properties(0)
+            l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+            self.flush_bytes = max(4 * l2, 256 << 20)
+            self.flush_buffer = torch.empty(self.flush_bytes, dtype=torch.uint8, device="cuda")
+        self.flush_count = 0
+
+    def flush(self):
+        if self.flush_buffer is not None:
+            self.flush_count = (self.flush_count + 1) % 251
+            self.flush_buffer.fill_(self.flush_count + 1)
+
+    def synchronize(self):
+        if self.device == "cuda":
+            self.torch.cuda.synchronize()
+
+    def time(self, fn, args):
+        for _ in range(self.warmup):
+            fn(*args)
+        self.synchronize()
+        if self.device != "cuda":
+            samples = []
+            for _ in range(self.runs):
+                start = time.perf_counter()
+                fn(*args)
+                samples.append((time.perf_counter() - start) * 1e6)
+            return summarize(samples)
+        cuda = self.torch.cuda
+        starts = [cuda.Event(enable_timing=True) for _ in range(self.runs)]
+        ends = [cuda.Event(enable_timing=True) for _ in range(self.runs)]
+        for i in range(self.runs):
+            self.flush()
+            starts[i].record()
+            fn(*args)
+            ends[i].record()
+        cuda.synchronize()
+        return summarize([s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)])
+
+    def time_wall(self, fn, args, wait):
+        """For JAX, whose work the torch events cannot see: the flush is finished first,
+        then the host clock runs from the call until `wait` returns (dispatch included)."""
+        for _ in range(self.warmup):
+            wait(fn(*args))
+        samples = []
+        for _ in range(self.runs):
+            self.flush()
+            self.synchronize()
+            start = time.perf_counter()
+            wait(fn(*args))
+            samples.append((time.perf_counter() - start) * 1e6)
+        return summarize(samples)
+
+
+def relative_difference(torch, results, reference):
+    """Largest relative L2 difference between two tuples of outputs, in float64."""
+    worst = 0.0
+    for a, b in zip(results, reference):
+        a64 = a.detach().to(torch.float64)
+        b64 = b.detach().to(torch.float64)
+        denominator = float(torch.linalg.vector_norm(b64))
+        difference = float(torch.linalg.vector_norm(a64 - b64))
+        worst = max(worst, difference / denominator if denominator > 0 else difference)
+    return worst
+
+
+def make_inputs(torch, graph, rows, cols, dtype, device, seed):
+    generator = torch.Generator(device="cpu")
+    generator.manual_seed(seed)
+    torch_dtype = torch.float32 if dtype == "f32" else torch.bfloat16
+    tensors = []
+    for _, kind in INPUTS[graph]:
+        shape = (rows, cols) if kind == "m" else (cols,)
+        values = torch.rand(shape, generator=generator, dtype=torch.float32) * 4.0 - 2.0
+        tensors.append(values.to(device=device, dtype=torch_dtype))
+    return tensors
+
+
+def measure_copy(torch, timer, device, quick):
+    if device != "cuda":
+        nbytes = 16 << 20  # a dry run: enough to exercise the code
+    else:
+        nbytes = (256 << 20) if quick else (1 << 30)
+    source = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(0x5A)
+    target = torch.empty_like(source)
+    timing = timer.time(lambda: target.copy_(source), ())
+    median = timing["median_us"]
+    timing["bytes_moved"] = 2 * nbytes
+    timing["gb_per_s"] = 2 * nbytes / median / 1e3 if median else None
+    del source, target
+    return timing
+
+
+class Baseline:
+    def __init__(self, args):
+        self.args = args
+        self.started = time.monotonic()
+        self.doc = {
+            "tool": "torch_baseline",
+            "device": args.device,
+            "mode": "quick" if args.quick else "full",
+            "runs": args.runs,
+            "warmup": args.warmup,
+            "modes": args.modes,
+            "errors": [],
+            "cases": [],
+        }
+
+    def out_of_time(self):
+        budget = self.args.time_budget
+        return budget > 0 and time.monotonic() - self.started > budget
+
+    def save(self):
+        self.doc["elapsed_s"] = time.monotonic() - self.started
+        if not self.args.output:
+            return
+        temporary = self.args.output + ".tmp"
+        with open(temporary, "w") as out:
+            json.dump(self.doc, out, indent=1)
+            out.write("\n")
+        os.replace(temporary, self.args.output)
+
+    def progress(self, line):
+        print(f"[torch-baseline {time.monotonic() - self.started:6.1f}s] {line}", file=sys.stderr, flush=True)
+
+
+def load_jax(baseline, device):
+    """jax and its graphs, or None with the reason recorded; never raises."""
+    if "jax" not in baseline.args.modes:
+        return None
+    try:
+        # JAX takes most of the GPU's memory at start unless told otherwise.
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        import jax
+        import jax.numpy as jnp
+
+        platform = jax.default_backend()
+        baseline.doc["jax_version"] = jax.__version__
+        baseline.doc["jax_backend"] = platform
+        if device == "cuda" and platform != "gpu":
+            baseline.doc["jax_error"] = f"jax runs on {platform}, not the GPU"
+            return None
+        return jax, jnp, jax_graphs(jax, jnp)
+    except Exception as error:  # any import or plugin failure only drops the JAX column
+        baseline.doc["jax_error"] = short_error(error)
+        return None
+
+
+def run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype, seed):
+    args = baseline.args
+    case = {
+        "graph": graph,
+        "rows": rows,
+        "cols": cols,
+        "dtype": dtype,
+        "lower_bound_bytes": lower_bound_bytes(graph, rows, cols, dtype),
+        "results": {},
+    }
+    baseline.doc["cases"].append(case)
+    results = case["results"]
+    inputs = make_inputs(torch, graph, rows, cols, dtype, args.device, seed)
+    fn = graphs[graph]
+    reference = fn(*inputs)
+    timer.synchronize()
+    for mode in args.modes:
+        if baseline.out_of_time():
+            results[mode] = {"error": "skipped: time budget of %gs spent" % args.time_budget}
+            continue
+        try:
+            if mode == "eager":
+                results[mode] = timer.time(fn, inputs)
+            elif mode in ("compile", "max_autotune"):
+                options = {"dynamic": False}
+                if mode == "max_autotune":
+                    options["mode"] = "max-autotune-no-cudagraphs"
+                compiled = torch.compile(fn, **options)
+                start = time.perf_counter()
+                first = compiled(*inputs)
+                timer.synchronize()
+                compile_s = time.perf_counter() - start
+                timing = timer.time(compiled, inputs)
+                timing["compile_s"] = compile_s
+                timing["rel_diff_vs_eager"] = relative_difference(torch, first, reference)
+                results[mode] = timing
+            elif mode == "jax":
+                if jax_parts is None:
+                    results[mode] = {"error": baseline.doc.get("jax_error", "jax unavailable")}
+                    continue
+                jax, jnp, jgraphs = jax_parts
+                jdtype = jnp.float32 if dtype == "f32" else jnp.bfloat16
+                jinputs = [jnp.asarray(t.float().cpu().numpy()).astype(jdtype) for t in inputs]
+                jitted = jax.jit(jgraphs[graph])
+                start = time.perf_counter()
+                jax.block_until_ready(jitted(*jinputs))
+                compile_s = time.perf_counter() - start
+                timing = timer.time_wall(jitted, jinputs, jax.block_until_ready)
+                timing["compile_s"] = compile_s
+                timing["timed_with"] = "host clock, dispatch included"
+                results[mode] = timing
+                del jinputs
+        except Exception as error:  # one failing mode must not end the run
+            results[mode] = {"error": short_error(error)}
+        baseline.save()
+    line = ", ".join(
+        f"{m} {r['median_us']:.1f} us" if r.get("median_us") is not None else f"{m} error: {r.get('error')}"
+        for m, r in results.items()
+    )
+    baseline.progress(f"{graph} {rows}x{cols} {dtype}: {line}")
+    del inputs, reference
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output", help="JSON results file (rewritten after every case)")
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    parser.add_argument("--quick", action="store_true", help="4096x1024 only, fewer runs")
+    parser.add_argument("--runs", type=int, default=None, help="timed runs per case (default 50, quick 20)")
+    parser.add_argument("--warmup", type=int, default=None, help="untimed runs first (default 5, quick 3)")
+    parser.add_argument(
+        "--modes",
+        default=None,
+        help="comma-separated among %s (default: eager,compile,jax; eager alone on the CPU)" % ",".join(ALL_MODES),
+    )
+    parser.add_argument("--graphs", default=None, help="comma-separated graph names (default: all six)")
+    parser.add_argument("--shapes", default=None, help="comma-separated ROWSxCOLS (default by mode)")
+    parser.add_argument("--time-budget", type=float, default=0, help="seconds; later modes are skipped after it")
+    args = parser.parse_args(argv)
+    args.runs = args.runs if args.runs is not None else (20 if args.quick else 50)
+    args.warmup = args.warmup if args.warmup is not None else (3 if args.quick else 5)
+    default_modes = "eager,compile,jax" if args.device == "cuda" else "eager"
+    args.modes = [m for m in (args.modes or default_modes).split(",") if m]
+    for mode in args.modes:
+        if mode not in ALL_MODES:
+            parser.error(f"unknown mode {mode!r}; choose among {', '.join(ALL_MODES)}")
+    args.graphs = [g for g in (args.graphs or ",".join(GRAPHS)).split(",") if g]
+    for graph in args.graphs:
+        if graph not in GRAPHS:
+            parser.error(f"unknown graph {graph!r}; choose among {', '.join(GRAPHS)}")
+    if args.shapes:
+        try:
+            args.shapes = [tuple(int(d) for d in s.lower().split("x")) for s in args.shapes.split(",") if s]
+            if any(len(s) != 2 or min(s) < 1 for s in args.shapes):
+                raise ValueError
+        except ValueError:
+            parser.error("--shapes takes ROWSxCOLS[,ROWSxCOLS...]")
+    else:
+        args.shapes = SHAPES["quick" if args.quick else "full"]
+    if args.runs < 1 or args.warmup < 0:
+        parser.error("--runs must be at least 1 and --warmup at least 0")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    baseline = Baseline(args)
+    try:
+        import torch
+    except Exception as error:
+        baseline.doc["errors"].append("torch does not import: " + short_error(error))
+        baseline.save()
+        print("torch_baseline: torch does not import: " + short_error(error), file=sys.stderr)
+        return 2
+    baseline.doc["torch_version"] = torch.__version__
+    if args.device == "cuda" and not torch.cuda.is_available():
+        baseline.doc["errors"].append("torch sees no CUDA device")
+        baseline.save()
+        print("torch_baseline: torch sees no CUDA device (use --device cpu for a dry run)", file=sys.stderr)
+        return 2
+    if args.device == "cuda":
+        baseline.doc["device_name"] = torch.cuda.get_device_name(0)
+        baseline.doc["torch_cuda"] = torch.version.cuda
+    # One compiled graph per shape and dtype: allow more recompiles than the default limit.
+    dynamo_config = getattr(getattr(torch, "_dynamo", None), "config", None)
+    for name in ("cache_size_limit", "recompile_limit"):
+        if dynamo_config is not None and hasattr(dynamo_config, name):
+            setattr(dynamo_config, name, max(64, getattr(dynamo_config, name)))
+
+    timer = Timer(torch, args.device, args.warmup, args.runs)
+    baseline.doc["flush_bytes"] = timer.flush_bytes
+    try:
+        baseline.doc["copy"] = measure_copy(torch, timer, args.device, args.quick)
+        baseline.progress(f"device-to-device copy: {baseline.doc['copy']['gb_per_s']:.0f} GB/s")
+    except Exception as error:
+        baseline.doc["copy"] = {"error": short_error(error)}
+    baseline.save()
+
+    graphs = torch_graphs(torch)
+    jax_parts = load_jax(baseline, args.device)
+    seed = 1
+    for rows, cols in args.shapes:
+        for dtype in DTYPES:
+            for graph in args.graphs:
+                seed += 1
+                try:
+                    run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype, seed)
+                except Exception as error:  # inputs that do not fit, say: record and go on
+                    baseline.doc["errors"].append(f"{graph} {rows}x{cols} {dtype}: {short_error(error)}")
+                    baseline.progress(f"{graph} {rows}x{cols} {dtype}: ERROR {short_error(error)}")
+                baseline.save()
+    failed = [
+        f"{c['graph']} {c['rows']}x{c['cols']} {c['dtype']} {mode}"
+        for c in baseline.doc["cases"]
+        for mode, r in c["results"].items()
+        if "error" in r
+    ]
+    baseline.progress(f"done: {len(baseline.doc['cases'])} cases, {len(failed)} mode(s) without a time")
+    baseline.save()
+    return 0 if not baseline.doc["errors"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

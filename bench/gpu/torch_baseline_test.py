@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Tests of torch_baseline.py without PyTorch: a small stand-in torch module over numpy
+runs the script's CPU path, and the graphs' math is checked against properties every
+correct implementation has (normalized rows, rows of probabilities, exact sums). Exits 77
+(skipped) when numpy is missing."""
+
+import json
+import math
+import os
+import sys
+import tempfile
+import types
+import unittest
+
+try:
+    import numpy as np
+except ImportError:  # the stand-in needs numpy
+    print("numpy is not installed: skipped")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def round_to_bf16(values):
+    """float32 -> nearest bfloat16 (ties to even), kept in float32."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+class FakeDtype:
+    def __init__(self, name, numpy_dtype):
+        self.name = name
+        self.numpy_dtype = numpy_dtype
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+float32 = FakeDtype("float32", np.float32)
+float64 = FakeDtype("float64", np.float64)
+bfloat16 = FakeDtype("bfloat16", np.float32)  # stored as float32 values rounded to bf16
+uint8 = FakeDtype("uint8", np.uint8)
+
+
+class Tensor:
+    def __init__(self, array, dtype):
+        self.array = np.asarray(array, dtype=dtype.numpy_dtype)
+        if dtype is bfloat16:
+            self.array = round_to_bf16(self.array)
+        self.dtype = dtype
+
+    def _wrap(self, array):
+        # Arithmetic on bf16 tensors happens in float32 in these graphs (they upcast first).
+        return Tensor(array, self.dtype if self.dtype is not bfloat16 else float32)
+
+    def _other(self, other):
+        return other.array if isinstance(other, Tensor) else other
+
+    def __add__(self, other):
+        return self._wrap(self.array + self._other(other))
+
+    def __sub__(self, other):
+        return self._wrap(self.array - self._other(other))
+
+    def __mul__(self, other):
+        return self._wrap(self.array * self._other(other))
+
+    def __truediv__(self, other):
+        return self._wrap(self.array / self._other(other))
+
+    __radd__ = __add__
+    __rmul__ = __mul__
+
+    def float(self):
+        return Tensor(self.array, float32)
+
+    def to(self, dtype=None, device=None):
+        return Tensor(self.array, dtype or self.dtype)
+
+    def detach(self):
+        return self
+
+    def mean(self, dim, keepdim=False):
+        return self._wrap(self.array.mean(axis=dim, keepdims=keepdim))
+
+    def sum(self, dim, keepdim=False):
+        return self._wrap(self.array.sum(axis=dim, keepdims=keepdim))
+
+    def amax(self, dim, keepdim=False):
+        return self._wrap(self.array.max(axis=dim, keepdims=keepdim))
+
+    def fill_(self, value):
+        self.array.fill(value)
+        return self
+
+    def copy_(self, other):
+        self.array[...] = other.array
+        return self
+
+
+class Generator:
+    def __init__(self, device="cpu"):
+        self.rng = np.random.default_rng(0)
+
+    def manual_seed(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+
+def make_fake_torch(failing_compile_graph):
+    torch = types.ModuleType("torch")
+    torch.__version__ = "0.0-stand-in"
+    torch.float32, torch.float64, torch.bfloat16, torch.uint8 = float32, float64, bfloat16, uint8
+    torch.Generator = Generator
+    torch.rand = lambda shape, generator, dtype: Tensor(generator.rng.random(shape), dtype)
+    torch.empty = lambda n, dtype, device: Tensor(np.zeros(n), dtype)
+    torch.empty_like = lambda t: Tensor(np.zeros_like(t.array), t.dtype)
+    torch.exp = lambda t: t._wrap(np.exp(t.array))
+    torch.log = lambda t: t._wrap(np.log(t.array))
+    torch.rsqrt = lambda t: t._wrap(1.0 / np.sqrt(t.array))
+    torch.cuda = types.SimpleNamespace(is_available=lambda: False)
+    torch.linalg = types.SimpleNamespace(vector_norm=lambda t: float(np.linalg.norm(t.array.ravel())))
+    erf = np.vectorize(math.erf)
+    gelu = lambda t: t._wrap(t.array * 0.5 * (1.0 + erf(t.array / math.sqrt(2.0))))  # noqa: E731
+    torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(gelu=gelu))
+
+    def compile(fn, dynamic=None, mode=None):
+        if fn.__name__ == failing_compile_graph:
+            raise RuntimeError("stand-in compiler failure\nsecond line")
+        return fn
+
+    torch.compile = compile
+    return torch
+
+
+class TorchBaselineTest(unittest.TestCase):
+    def setUp(self):
+        self.torch = make_fake_torch("gelu_bias")
+        sys.modules["torch"] = self.torch
+        import torch_baseline
+
+        self.baseline = torch_baseline
+        self.graphs = torch_baseline.torch_graphs(self.torch)
+
+    def tearDown(self):
+        sys.modules.pop("torch", None)
+
+    def tensor(self, array, dtype=float32):
+        return Tensor(np.asarray(array, dtype=np.float64), dtype)
+
+    def test_normalizations_give_unit_rows(self):
+        rng = np.random.default_rng(3)
+        x = self.tensor(rng.uniform(-2, 2, (4, 64)))
+        ones, zeros = self.tensor(np.ones(64)), self.tensor(np.zeros(64))
+        (y,) = self.graphs["layer_norm"](x, ones, zeros)
+        np.testing.assert_allclose(y.array.mean(axis=-1), 0, atol=1e-5)
+        np.testing.assert_allclose(y.array.var(axis=-1), 1, rtol=1e-3)
+        (r,) = self.graphs["rms_norm"](x, ones)
+        np.testing.assert_allclose((r.array * r.array).mean(axis=-1), 1, rtol=1e-4)
+        bias, residual = self.tensor(rng.uniform(-1, 1, 64)), self.tensor(rng.uniform(-1, 1, (4, 64)))
+        y2, h = self.graphs["bias_residual_layer_norm"](x, bias, residual, ones, zeros)
+        np.testing.assert_allclose(h.array, x.array + bias.array + residual.array, rtol=1e-6)
+        np.testing.assert_allclose(y2.array.mean(axis=-1), 0, atol=1e-5)
+
+    def test_softmaxes_give_probabilities(self):
+        rng = np.random.default_rng(4)
+        x = self.tensor(rng.uniform(-2, 2, (3, 32)))
+        mask = self.tensor(np.zeros((3, 32)))
+        (p,) = self.graphs["softmax_scale_mask"](x, mask)
+        np.testing.assert_allclose(p.array.sum(axis=-1), 1, rtol=1e-5)
+        scaled = x.array * 0.125
+        expected = np.exp(scaled) / np.exp(scaled).sum(axis=-1, keepdims=True)
+        np.testing.assert_allclose(p.array, expected, rtol=1e-5)
+        (lp,) = self.graphs["log_softmax"](x)
+        np.testing.assert_allclose(np.exp(lp.array).sum(axis=-1), 1, rtol=1e-5)
+
+    def test_gelu_bias_and_bf16_round_trip(self):
+        x = self.tensor([[0.0, 3.0, -3.0]], bfloat16)
+        bias = self.tensor([0.0, 0.0, 0.0], bfloat16)
+        (y,) = self.graphs["gelu_bias"](x, bias)
+        self.assertIs(y.dtype, bfloat16)
+        self.assertEqual(y.array[0, 0], 0.0)
+        self.assertAlmostEqual(float(y.array[0, 1]), 3.0, delta=0.02)
+        self.assertAlmostEqual(float(y.array[0, 2]), 0.0, delta=0.01)
+
+    def test_lower_bound_counts_inputs_and_outputs(self):
+        lb = self.baseline.lower_bound_bytes
+        self.assertEqual(lb("layer_norm", 8192, 4096, "bf16"), (2 * 8192 * 4096 + 2 * 4096) * 2)
+        # x, residual, y and h are [rows, cols]; bias, gamma and beta are [cols].
+        self.assertEqual(lb("bias_residual_layer_norm", 10, 8, "f32"), (4 * 10 * 8 + 3 * 8) * 4)
+
+    def test_cpu_dry_run_records_every_case_and_the_compile_failure(self):
+        output = os.path.join(tempfile.mkdtemp(), "torch.json")
+        code = self.baseline.main(["--device", "cpu", "--quick", "--shapes", "8x16", "--runs", "2", "--warmup", "1",
+                                   "--modes", "eager,compile", "--output", output])
+        self.assertEqual(code, 0)
+        with open(output) as handle:
+            doc = json.load(handle)
+        self.assertEqual(len(doc["cases"]), 12)  # six graphs, two dtypes
+        for case in doc["cases"]:
+            self.assertGreater(case["results"]["eager"]["median_us"], 0)
+            if case["graph"] == "gelu_bias":
+                self.assertIn("stand-in compiler failure", case["results"]["compile"]["error"])
+            else:
+                self.assertEqual(case["results"]["compile"]["rel_diff_vs_eager"], 0.0)
+        self.assertEqual(doc["copy"]["bytes_moved"], 2 * (16 << 20))
+
+    def test_time_budget_skips_later_modes(self):
+        output = os.path.join(tempfile.mkdtemp(), "torch.json")
+        self.baseline.main(["--device", "cpu", "--shapes", "4x8", "--runs", "1", "--warmup", "0", "--graphs",
+                            "rms_norm", "--modes", "eager", "--time-budget", "1e-9", "--output", output])
+        with open(output) as handle:
+            doc = json.load(handle)
+        self.assertIn("time budget", doc["cases"][0]["results"]["eager"]["error"])
+
+
+if __name__ == "__main__":
+    unittest.main()
