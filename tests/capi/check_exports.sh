@@ -4,7 +4,7 @@
 #  - every function declared FST_API in fstitch.h is exported,
 #  - every exported symbol carries an FSTITCH_1.<n> version node (FSTITCH_1.0 for the first
 #    release, later nodes for functions added since),
-#  - the SONAME is libfstitch.so.<FST_ABI_VERSION>,
+#  - the SONAME is libfstitch.so.<FST_ABI_VERSION>, and no CUDA library is NEEDED,
 #  - the C++ runtime is linked in statically (no libstdc++ / libgcc_s dependency), unless
 #    --allow-shared-runtime is given (sanitizer builds).
 # Usage: check_exports.sh LIBRARY HEADER [--allow-shared-runtime]
@@ -68,8 +68,13 @@ abi=$(sed -nE 's/^#define FST_ABI_VERSION ([0-9]+).*/\1/p' "$header")
 soname=$(readelf -d -W "$lib" | sed -nE 's/.*\(SONAME\).*\[(.*)\].*/\1/p')
 [ "$soname" = "libfstitch.so.${abi}" ] || fail "SONAME is '$soname', expected libfstitch.so.${abi}"
 
+needed=$(readelf -d -W "$lib" | sed -nE 's/.*\(NEEDED\).*\[(.*)\].*/\1/p')
+# CUDA is loaded at run time (driver and NVRTC with dlopen): the library must load and
+# plan on machines without any of it.
+if grep -Eq '^lib(cuda|cudart|nvrtc|nvJitLink)' <<<"$needed"; then
+  fail "the library links CUDA libraries, which it must load with dlopen: $(echo $needed)"
+fi
 if [ "$allow_shared_runtime" != "--allow-shared-runtime" ]; then
-  needed=$(readelf -d -W "$lib" | sed -nE 's/.*\(NEEDED\).*\[(.*)\].*/\1/p')
   if grep -Eq '^(libstdc\+\+|libgcc_s)' <<<"$needed"; then
     fail "the library needs the shared C++ runtime: $(echo $needed)"
   fi
