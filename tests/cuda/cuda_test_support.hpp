@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/capi_handles.hpp"
 #include "cuda/fake_cuda.h"
 #include "fstitch.h"
 #include "runtime/cuda/driver_api.hpp"
@@ -105,18 +106,9 @@ FakeCuda& private_fake(const std::string& tag);
 std::string test_cache_dir();
 
 // Owners of the C API's handles.
-struct ContextDeleter {
-  void operator()(fst_context* c) const { fst_context_destroy(c); }
-};
-struct GraphDeleter {
-  void operator()(fst_graph* g) const { fst_graph_destroy(g); }
-};
-struct FusionDeleter {
-  void operator()(fst_fusion* f) const { fst_fusion_destroy(f); }
-};
-using ContextPtr = std::unique_ptr<fst_context, ContextDeleter>;
-using GraphPtr = std::unique_ptr<fst_graph, GraphDeleter>;
-using FusionPtr = std::unique_ptr<fst_fusion, FusionDeleter>;
+using ContextPtr = testing::ContextHandle;
+using GraphPtr = testing::GraphHandle;
+using FusionPtr = testing::FusionHandle;
 
 // Collects a context's log messages.
 struct LogCapture {
