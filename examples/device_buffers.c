@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef int (*init_fn)(unsigned);
 typedef int (*device_get_fn)(int*, int);
@@ -24,7 +25,9 @@ static sync_fn ctx_synchronize;
 #define LOAD(handle, type, name) ((type)(uintptr_t)dlsym(handle, name))
 
 int device_buffers_open(char* why, size_t why_size) {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  /* The driver fstitch itself loads: FSTITCH_CUDA_DRIVER when set. */
+  const char* path = getenv("FSTITCH_CUDA_DRIVER");
+  void* driver = dlopen(path != NULL && path[0] != '\0' ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   init_fn init;
   device_get_fn device_get;
   retain_fn retain;

@@ -532,7 +532,7 @@ FST_API fst_status fst_graph_value_count(const fst_graph* graph, size_t* out_cou
 
 /* ------------------------------------------------------------------------ */
 /** @name Text format
- *  A line-oriented text form of a graph; parse(print(g)) prints identically. See docs/API.md.
+ *  A line-oriented text form of a graph; parse(print(g)) prints identically. See docs/text-format.md.
  *  @{ */
 
 /**
@@ -659,6 +659,9 @@ FST_API fst_status fst_fusion_workspace_size(const fst_fusion* fusion, size_t* o
 /**
  * @brief Global-memory bytes the plan moves, and the lower bound (each graph input read
  *        once, each output written once). Errors: invalid argument (NULL).
+ *
+ * The planned bytes count fstitch's kernels only; the bound counts the whole graph, so for
+ * a plan with opaque operations (run by the caller) the planned bytes can fall below it.
  */
 FST_API fst_status fst_fusion_planned_bytes(const fst_fusion* fusion, uint64_t* out_planned_bytes,
                                             uint64_t* out_lower_bound_bytes);

@@ -3,7 +3,10 @@
 #  1. checks the installed tree (header, library and its links, pkg-config file, CMake package),
 #  2. builds consumer.c with `cc $(pkg-config --cflags --libs fstitch)` and runs it,
 #  3. builds cmake_project/ with find_package(fstitch) and runs it (found through its RPATH),
-#  4. checks that find_package refuses a version the package does not provide.
+#  4. checks that find_package refuses a version the package does not provide,
+#  5. builds the example programs (layernorm, softmax, fstitch-run) out of tree from their
+#     sources in examples/, with pkg-config and through examples_project/ (find_package), and
+#     runs each build: the examples must print their OK line.
 # Usage: run_consumer.sh BUILD_DIR SOURCE_DIR C_COMPILER CMAKE_COMMAND CMAKE_GENERATOR VERSION ABI
 set -euo pipefail
 
@@ -95,6 +98,71 @@ fi
 if "$cmake" -S "$source_dir/cmake_project" -B "$work/cmake_build_v99" -G "$generator" -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_PREFIX_PATH="$prefix" -DFSTITCH_CONSUMER_REQUIRE_VERSION=99.0 >"$work/configure_v99.log" 2>&1; then
   fail "find_package(fstitch 99.0) succeeded against version $version"
+fi
+
+# 5. The examples, from their sources only. Each program runs on the default backend (the GPU
+#    when there is one) on a small problem; fstitch-run checks a sample graph with several
+#    outputs of mixed dtypes.
+examples_dir=$(cd "$source_dir/../../examples" && pwd) ||
+  { echo "run_consumer: FAIL: no examples/ beside tests/ in $source_dir/../.." >&2; exit 1; }
+example_shared=("$examples_dir/example_util.c" "$examples_dir/fusion_runner.c" "$examples_dir/device_buffers.c")
+example_sources() {
+  case $1 in
+    layernorm) echo "$examples_dir/layernorm.c $examples_dir/example_cli.c" ;;
+    softmax) echo "$examples_dir/softmax.c $examples_dir/example_cli.c" ;;
+    fstitch-run)
+      echo "$examples_dir/fstitch_run.c $examples_dir/dtype_values.c $examples_dir/output_check.c" \
+        "$examples_dir/graph_precision.c"
+      ;;
+  esac
+}
+# Runs one built example and checks its OK line. $1 says how it was built, $2 is its path,
+# $3 the directory to load libfstitch from ("": the binary's own RPATH).
+check_example() {
+  local how=$1 binary=$2 library_path=$3 name expected output
+  local -a environment=(-u LD_LIBRARY_PATH)
+  [ -n "$library_path" ] && environment=("LD_LIBRARY_PATH=$library_path")
+  name=$(basename "$binary")
+  case $name in
+    layernorm) set -- --rows 8 --cols 300 ;;
+    softmax) set -- --rows 8 --cols 300 ;;
+    fstitch-run) set -- "$examples_dir/graphs/mixed_outputs.fst" ;;
+  esac
+  expected="$name: OK"
+  [ "$name" = fstitch-run ] && expected="fstitch-run: OK: "
+  if output=$(env "${environment[@]}" "$binary" "$@" 2>&1) &&
+    grep -q "$expected" <<<"$output"; then
+    echo "run_consumer: $how $name: $(grep "$expected" <<<"$output")"
+  else
+    fail "the $how $name did not print '$expected': $output"
+  fi
+}
+
+mkdir -p "$work/examples_pkgconfig"
+for example in layernorm softmax fstitch-run; do
+  # shellcheck disable=SC2046,SC2086  # the source lists and the flags are words
+  if "$cc" -std=c99 -pedantic -Werror -Wall -Wextra -o "$work/examples_pkgconfig/$example" \
+    $(example_sources "$example") "${example_shared[@]}" $flags -ldl -lm; then
+    check_example "pkg-config" "$work/examples_pkgconfig/$example" "$libdir"
+  else
+    fail "the pkg-config build of $example did not compile"
+  fi
+done
+
+if "$cmake" -S "$source_dir/examples_project" -B "$work/examples_build" -G "$generator" -DCMAKE_C_COMPILER="$cc" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release -DFSTITCH_EXAMPLES_DIR="$examples_dir" \
+  >"$work/examples_configure.log" 2>&1 &&
+  "$cmake" --build "$work/examples_build" >"$work/examples_build.log" 2>&1; then
+  for example in layernorm softmax fstitch-run; do
+    binary="$work/examples_build/$example"
+    loaded=$(env -u LD_LIBRARY_PATH ldd "$binary" | awk '/libfstitch\.so/ {print $3}')
+    [ "$(readlink -f "${loaded:-/nonexistent}")" = "$(readlink -f "$libdir/libfstitch.so.$abi")" ] ||
+      fail "the CMake-built $example loads '$loaded' instead of the installed library"
+    check_example "CMake-built" "$binary" ""
+  done
+else
+  cat "$work/examples_configure.log" "$work/examples_build.log" 2>/dev/null >&2 || true
+  fail "the examples project did not configure or build"
 fi
 
 if [ "$failures" -ne 0 ]; then
