@@ -1,0 +1,37 @@
+"""The example of README.md runs and computes what numpy and the reference evaluator compute."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+import numpy as np
+from helpers import F32_LIMIT, README, assert_close, layer_norm
+
+
+def python_blocks():
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_the_readme_has_one_python_example():
+    assert len(python_blocks()) == 1
+
+
+def test_the_readme_example(monkeypatch, cache_dir):
+    monkeypatch.setenv("FSTITCH_CACHE_DIR", cache_dir)
+    namespace = {"__name__": "readme_example"}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(python_blocks()[0], "README.md", "exec"), namespace)  # noqa: S102 - the documented example
+    inputs = namespace["inputs"]
+    expected = layer_norm(inputs["x"], inputs["w"], inputs["b"])
+    assert_close(namespace["y"], expected, F32_LIMIT)
+    assert_close(namespace["reference"], expected, F32_LIMIT)
+    lines = printed.getvalue().splitlines()
+    assert lines[0].startswith("1 kernel(s): ['")
+    difference = float(lines[1].rsplit(":", 1)[1])
+    assert (
+        difference == float(np.abs(namespace["y"] - namespace["reference"]).max())
+        and difference < 1e-4
+    )
