@@ -159,3 +159,31 @@ fst_status example_print_plan_summary(const char* program, const fst_fusion* fus
   }
   return FST_OK;
 }
+
+int example_judge_f32(const char* program, fst_backend backend, const float* fused, const float* reference,
+                      const double* direct, double* reference_d, double* fused_d, size_t n) {
+  double reference_vs_direct, fused_vs_reference, fused_vs_direct;
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    reference_d[i] = reference[i];
+    fused_d[i] = fused[i];
+  }
+  reference_vs_direct = example_relative_l2(reference_d, direct, n);
+  fused_vs_reference = example_relative_l2(fused_d, reference_d, n);
+  fused_vs_direct = example_relative_l2(fused_d, direct, n);
+  printf(
+      "relative L2 error: reference evaluator vs direct C %.3g, fused vs reference %.3g, fused vs direct C "
+      "%.3g\n",
+      reference_vs_direct, fused_vs_reference, fused_vs_direct);
+  printf("max |fused - reference| = %.3g\n", example_max_abs_error(fused_d, reference_d, n));
+  if (!(reference_vs_direct < 1e-5)) {
+    fprintf(stderr, "%s: FAILED: the reference evaluator disagrees with the direct computation\n", program);
+    return 1;
+  }
+  if (!(fused_vs_reference < 1e-5) || !(fused_vs_direct < 1e-5)) {
+    fprintf(stderr, "%s: FAILED: the fused kernels on the %s backend disagree with the reference\n", program,
+            example_backend_name(backend));
+    return 1;
+  }
+  return 0;
+}

@@ -136,29 +136,7 @@ int main(int argc, char** argv) {
   }
 
   layer_norm_direct(x, gamma, beta, rows, cols, direct);
-  for (i = 0; i < n; ++i) {
-    reference_d[i] = reference[i];
-    fused_d[i] = fused[i];
-  }
-  {
-    const double reference_vs_direct = example_relative_l2(reference_d, direct, n);
-    const double fused_vs_reference = example_relative_l2(fused_d, reference_d, n);
-    const double fused_vs_direct = example_relative_l2(fused_d, direct, n);
-    printf(
-        "relative L2 error: reference evaluator vs direct C %.3g, fused vs reference %.3g, fused vs direct C "
-        "%.3g\n",
-        reference_vs_direct, fused_vs_reference, fused_vs_direct);
-    printf("max |fused - reference| = %.3g\n", example_max_abs_error(fused_d, reference_d, n));
-    if (!(reference_vs_direct < 1e-5)) {
-      fprintf(stderr, "%s: FAILED: the reference evaluator disagrees with the direct computation\n", program);
-      goto done;
-    }
-    if (!(fused_vs_reference < 1e-5) || !(fused_vs_direct < 1e-5)) {
-      fprintf(stderr, "%s: FAILED: the fused kernels on the %s backend disagree with the reference\n",
-              program, example_backend_name(backend));
-      goto done;
-    }
-  }
+  if (example_judge_f32(program, backend, fused, reference, direct, reference_d, fused_d, n) != 0) goto done;
   printf("%s: OK\n", program);
   exit_code = EXAMPLE_EXIT_OK;
 
