@@ -57,13 +57,16 @@ int CudaRunner::target_sm() const {
   return device_->info().compute_capability() >= 90 ? 90 : 80;
 }
 
-std::shared_ptr<const jit::CompiledModule> CudaRunner::compile(const std::string& text) const {
+std::vector<std::shared_ptr<const jit::CompiledModule>> CudaRunner::compile(
+    const std::vector<std::string>& texts) const {
   static jit::KernelCache nvrtc(jit::KernelCacheOptions{});
-  jit::CompileRequest request;
-  request.source = text;
-  request.name = "differential_batch.cu";
-  request.arch = target_sm();
-  return nvrtc.compile_all({request}).front();
+  std::vector<jit::CompileRequest> requests(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    requests[i].source = texts[i];
+    requests[i].name = "differential_case.cu";
+    requests[i].arch = target_sm();
+  }
+  return nvrtc.compile_all(requests);
 }
 
 void CudaRunner::begin_batch() {

@@ -33,12 +33,15 @@ class CudaRunner {
 
   // The architecture plans target on this device.
   int target_sm() const;
-  // Compiles one batch text for the device's target.
-  std::shared_ptr<const jit::CompiledModule> compile(const std::string& text) const;
+  // Compiles each text (one per case) for the device's target, all in parallel; throws the
+  // first failure.
+  std::vector<std::shared_ptr<const jit::CompiledModule>> compile(
+      const std::vector<std::string>& texts) const;
   // Forgets the kernels loaded for the previous batch.
   void begin_batch();
-  // Launches `kernels` in order with the spans' device copies as their parameters, waits,
-  // and copies every span back. Returns what went wrong ("" when every launch succeeded).
+  // Launches `kernels` (compiled into `module`) in order with the spans' device copies as
+  // their parameters, waits, and copies every span back. Returns what went wrong ("" when
+  // every launch succeeded).
   std::string run(const jit::CompiledModule& module, const std::vector<PlannedKernel>& kernels,
                   std::vector<GuardedSpan>& inputs, std::vector<GuardedSpan>& outputs,
                   GuardedSpan& workspace);

@@ -163,11 +163,36 @@ Prepared prepare(const DiffCase& c, const std::string& prefix, DiffBackend backe
 }
 
 struct Compiled {
-  std::shared_ptr<host::HostModule> module;                  // DiffBackend::kHost
-  std::shared_ptr<const jit::CompiledModule> device_module;  // DiffBackend::kCuda
+  std::shared_ptr<host::HostModule> module;  // DiffBackend::kHost: the batch in one module
+  // DiffBackend::kCuda: one NVRTC module per case (compiled in parallel), by kernel name.
+  std::map<std::string, std::shared_ptr<const jit::CompiledModule>> device_modules;
   std::string error;
-  bool ok() const { return module || device_module; }
+  bool ok() const { return module || !device_modules.empty(); }
 };
+
+// Compiles the cases' kernels for the GPU: each case is its own NVRTC program, so the
+// compiles run in parallel and a case that does not compile fails alone.
+Compiled compile_for_device(const std::vector<const Prepared*>& cases) {
+  Compiled c;
+  try {
+    std::vector<std::string> texts;
+    std::vector<const Prepared*> compiled_cases;
+    for (const Prepared* p : cases) {
+      if (!p->error.empty()) continue;
+      texts.push_back(kernel_prelude() + p->source);
+      compiled_cases.push_back(p);
+    }
+    const auto modules = cuda_runner().compile(texts);
+    for (size_t i = 0; i < compiled_cases.size(); ++i) {
+      for (const PlannedKernel& k : compiled_cases[i]->kernels) c.device_modules[k.name] = modules[i];
+    }
+  } catch (const std::exception& e) {
+    c.device_modules.clear();
+    c.error = e.what();
+    if (c.error.size() > kMaxCompilerLog) c.error = c.error.substr(0, kMaxCompilerLog) + "\n[...]";
+  }
+  return c;
+}
 
 Compiled compile(const std::string& kernels, const HarnessOptions& options) {
   host::HostCompileOptions compile_options;
@@ -176,10 +201,6 @@ Compiled compile(const std::string& kernels, const HarnessOptions& options) {
   Compiled c;
   try {
     const std::string text = kernel_prelude() + kernels;
-    if (options.backend == DiffBackend::kCuda) {
-      c.device_module = cuda_runner().compile(text);
-      return c;
-    }
     c.module = host::HostModule::compile(text, compile_options);
     // The very text the host ran must also be valid CUDA for NVRTC, for sm_80 and sm_90.
     static jit::KernelCache nvrtc(jit::KernelCacheOptions{});
@@ -253,8 +274,13 @@ std::string launch_on_host(const Prepared& p, const host::HostModule& module, Gr
 }
 
 // Launches the plan's kernels on the GPU with device copies of the buffers.
-std::string launch_on_cuda(const Prepared& p, const jit::CompiledModule& module, GraphData& data,
+std::string launch_on_cuda(const Prepared& p, const Compiled& compiled, GraphData& data,
                            std::vector<GuardedBuffer>& outputs, GuardedBuffer& workspace) {
+  if (p.kernels.empty()) return "";
+  auto found = compiled.device_modules.find(p.kernels.front().name);
+  if (found == compiled.device_modules.end())
+    return "  no compiled module holds " + p.kernels.front().name + "\n";
+  const jit::CompiledModule& module = *found->second;
   std::vector<GuardedSpan> in, out;
   for (GuardedBuffer& b : data.inputs) in.push_back(b.span());
   for (GuardedBuffer& b : outputs) out.push_back(b.span());
@@ -277,7 +303,7 @@ std::string run_once(const Prepared& p, const Compiled& compiled, GraphData& dat
   for (const GuardedBuffer& b : data.inputs) input_copies.emplace_back(b.data(), b.data() + b.size());
 
   const std::string launch_problem =
-      mode == RunMode::kCuda ? launch_on_cuda(p, *compiled.device_module, data, outputs, workspace)
+      mode == RunMode::kCuda ? launch_on_cuda(p, compiled, data, outputs, workspace)
                              : launch_on_host(p, *compiled.module, data, outputs, workspace,
                                               mode == RunMode::kHostForward ? host::ThreadOrder::kForward
                                                                             : host::ThreadOrder::kReverse);
@@ -336,8 +362,8 @@ CaseResult run_prepared(const Prepared& p, const Compiled& compiled, GraphData& 
     failure << "  the generated code does not compile:\n" << compiled.error << "\n";
   } else {
     const std::vector<RunMode> modes =
-        compiled.device_module ? std::vector<RunMode>{RunMode::kCuda}
-                               : std::vector<RunMode>{RunMode::kHostForward, RunMode::kHostReverse};
+        !compiled.device_modules.empty() ? std::vector<RunMode>{RunMode::kCuda}
+                                         : std::vector<RunMode>{RunMode::kHostForward, RunMode::kHostReverse};
     for (RunMode mode : modes) {
       const std::string problems = run_once(p, compiled, data, mode, &r.worst_ratio);
       if (!problems.empty()) failure << " " << run_mode_name(mode) << ":\n" << problems;
@@ -384,7 +410,9 @@ void run_batch(const Batch& b, const Compiled& compiled, const HarnessOptions& o
       results[b.indices[j]] = run_prepared(p, compiled, found->second);
     } else {
       // The module failed to compile: compile this case alone to find who is to blame.
-      results[b.indices[j]] = run_prepared(p, compile(p.source, options), found->second);
+      results[b.indices[j]] = run_prepared(
+          p, options.backend == DiffBackend::kCuda ? compile_for_device({&p}) : compile(p.source, options),
+          found->second);
     }
   }
 }
@@ -402,8 +430,12 @@ std::vector<CaseResult> run_cases(const std::vector<DiffCase>& cases, const Harn
   auto start = [&](size_t k) {
     auto batch =
         std::make_shared<Batch>(prepare_batch(cases, ranges[k].first, ranges[k].second, options.backend));
-    auto compiled =
-        std::async(std::launch::async, [batch, &options] { return compile(batch->source, options); });
+    auto compiled = std::async(std::launch::async, [batch, &options] {
+      if (options.backend != DiffBackend::kCuda) return compile(batch->source, options);
+      std::vector<const Prepared*> batch_cases;
+      for (const Prepared& p : batch->prepared) batch_cases.push_back(&p);
+      return compile_for_device(batch_cases);
+    });
     return std::make_pair(batch, std::move(compiled));
   };
   if (ranges.empty()) return results;
