@@ -54,10 +54,10 @@ double example_max_abs_error(const double* got, const double* want, size_t n);
 
 /* Judges an f32 example's result: the reference evaluator against the direct computation in
  * C, and the fused outputs against both (relative L2 below 1e-5 each). Prints the errors,
- * and a FAILED line naming `program` and the backend when one is too large. `reference_d`
- * and `fused_d` are scratch arrays of n doubles. Returns 0 when everything agrees. */
+ * and a FAILED line naming `program` and the backend when one is too large (or memory runs
+ * out). Returns 0 when everything agrees. */
 int example_judge_f32(const char* program, fst_backend backend, const float* fused, const float* reference,
-                      const double* direct, double* reference_d, double* fused_d, size_t n);
+                      const double* direct, size_t n);
 
 /* Prints the plan in one line per kernel: how many kernels, the global bytes planned against
  * the lower bound, each kernel's name, launch configuration and launch kind. */
