@@ -84,12 +84,20 @@ void run_on_host(const fst_fusion& fusion, const void* const* inputs, void* cons
   }
 }
 
+// Queues kernel `index` on `stream` in the current CUDA context (a ContextScope is active).
+void launch_on_cuda(const fst_fusion& fusion, size_t index, fstitch::runtime::KernelArguments& args,
+                    fstitch::cuda::CUstream stream) {
+  const fstitch::cuda::Device& device = *fusion.context->device;
+  fstitch::cuda::launch_kernel(device, *fusion.cuda_kernels()[index],
+                               fstitch::cuda::launch_config(fusion.plan.kernels[index], device.info()),
+                               stream, args.params());
+}
+
 // The CUDA backend queues every launch on the caller's stream and returns without waiting.
 void run_on_cuda(const fst_fusion& fusion, const void* const* inputs, void* const* outputs, void* workspace,
                  void* stream) {
   fstitch::cuda::Device& device = *fusion.context->device;
   fstitch::cuda::ContextScope scope(device);
-  const auto& loaded = fusion.cuda_kernels();
   auto* cu_stream = static_cast<fstitch::cuda::CUstream>(stream);
   std::unique_ptr<fstitch::cuda::StreamWorkspace> owned;
   uintptr_t space = reinterpret_cast<uintptr_t>(workspace);
@@ -99,17 +107,9 @@ void run_on_cuda(const fst_fusion& fusion, const void* const* inputs, void* cons
   }
   fstitch::runtime::KernelArguments args;
   for (size_t i = 0; i < fusion.plan.kernels.size(); ++i) {
-    const fstitch::PlannedKernel& k = fusion.plan.kernels[i];
-    args.pack(k, inputs, outputs, space);
-    fstitch::cuda::launch_kernel(device, *loaded[i], fstitch::cuda::launch_config(k, device.info()),
-                                 cu_stream, args.params());
+    args.pack(fusion.plan.kernels[i], inputs, outputs, space);
+    launch_on_cuda(fusion, i, args, cu_stream);
   }
-}
-
-// The planner's target for a device: the newest supported architecture whose code runs
-// there (sm_80 for Ampere and Ada, sm_90 for Hopper and, through PTX, newer GPUs).
-int target_for_device(int compute_capability) {
-  return compute_capability >= 90 ? 90 : 80;
 }
 
 void require_no_opaque_ops(const fst_fusion& fusion) {
@@ -248,7 +248,8 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
     fusion->context = graph->context;
     fstitch::FusionOptions fuse_options = options ? options->options : fstitch::FusionOptions{};
     if ((options == nullptr || !options->target_set) && fusion->context->device) {
-      fuse_options.target_sm = target_for_device(fusion->context->device->info().compute_capability());
+      fuse_options.target_sm =
+          fstitch::target_for_device(fusion->context->device->info().compute_capability());
     }
     fusion->graph = graph->graph;
     fusion->graph_serial = graph->serial;
@@ -475,12 +476,8 @@ FST_API fst_status fst_kernel_launch(const fst_kernel* kernel, void* const* args
     fstitch::runtime::KernelArguments arguments;
     arguments.assign(args, nargs);
     if (fusion.context->active_backend == fstitch::Backend::kCuda) {
-      fstitch::cuda::Device& device = *fusion.context->device;
-      fstitch::cuda::ContextScope scope(device);
-      const auto& loaded = fusion.cuda_kernels();
-      fstitch::cuda::launch_kernel(device, *loaded[kernel->index],
-                                   fstitch::cuda::launch_config(k, device.info()),
-                                   static_cast<fstitch::cuda::CUstream>(stream), arguments.params());
+      fstitch::cuda::ContextScope scope(*fusion.context->device);
+      launch_on_cuda(fusion, kernel->index, arguments, static_cast<fstitch::cuda::CUstream>(stream));
       return;
     }
     launch_on_host(fusion, *fusion.host_module(), kernel->index, arguments);

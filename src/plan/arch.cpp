@@ -29,4 +29,8 @@ std::optional<ArchParams> arch_params(int sm) {
   }
 }
 
+int target_for_device(int compute_capability) {
+  return compute_capability >= 90 ? 90 : 80;
+}
+
 }  // namespace fstitch

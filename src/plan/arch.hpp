@@ -21,4 +21,9 @@ struct ArchParams {
 // Parameters for a supported architecture (80: A100, 90: H100/H200), nothing otherwise.
 std::optional<ArchParams> arch_params(int sm);
 
+// The supported target whose code runs on a device of `compute_capability` (10 * major +
+// minor, 80 or more): sm_80 for Ampere and Ada, sm_90 for Hopper and, through its PTX, newer
+// GPUs.
+int target_for_device(int compute_capability);
+
 }  // namespace fstitch

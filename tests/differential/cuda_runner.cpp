@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "jit/kernel_cache.hpp"
+#include "plan/arch.hpp"
 #include "runtime/cuda/launch.hpp"
 #include "runtime/kernel_args.hpp"
 #include "support/error.hpp"
@@ -54,7 +55,7 @@ CudaRunner::~CudaRunner() {
 }
 
 int CudaRunner::target_sm() const {
-  return device_->info().compute_capability() >= 90 ? 90 : 80;
+  return target_for_device(device_->info().compute_capability());
 }
 
 std::vector<std::shared_ptr<const jit::CompiledModule>> CudaRunner::compile(

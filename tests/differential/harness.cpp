@@ -20,6 +20,7 @@
 #include "jit/kernel_cache.hpp"
 #include "ref/evaluator.hpp"
 #include "runtime/host/host_module.hpp"
+#include "runtime/kernel_args.hpp"
 #include "support/error.hpp"
 
 namespace fstitch::testing {
@@ -245,27 +246,16 @@ std::string launch_on_host(const Prepared& p, const host::HostModule& module, Gr
                            host::ThreadOrder order) {
   host::HostLaunchOptions launch;
   launch.order = order;
+  std::vector<const void*> inputs;
+  std::vector<void*> outs;
+  for (GuardedBuffer& b : data.inputs) inputs.push_back(b.data());
+  for (GuardedBuffer& b : outputs) outs.push_back(b.data());
+  runtime::KernelArguments args;
   for (const PlannedKernel& k : p.kernels) {
-    std::vector<void*> pointers(k.params.size());
-    std::vector<void*> args(k.params.size());
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      const KernelParam& param = k.params[i];
-      switch (param.kind) {
-        case ParamKind::kInput:
-          pointers[i] = data.inputs[param.index].data();
-          break;
-        case ParamKind::kOutput:
-          pointers[i] = outputs[param.index].data();
-          break;
-        case ParamKind::kWorkspace:
-          pointers[i] = workspace.data() + param.index;
-          break;
-      }
-      args[i] = &pointers[i];
-    }
+    args.pack(k, inputs.data(), outs.data(), reinterpret_cast<uintptr_t>(workspace.data()));
     try {
       module.launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
-                    host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, 0, args.data(), launch);
+                    host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, 0, args.params(), launch);
     } catch (const std::exception& e) {
       return "  launch of " + k.name + " failed: " + e.what() + "\n";
     }
