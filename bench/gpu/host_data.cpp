@@ -4,18 +4,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/random_graph.hpp"
 #include "ir/numeric.hpp"
 #include "support/error.hpp"
 
 namespace fstitch::bench_gpu {
 namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 void require_float(DType dtype) {
   if (!is_float(dtype)) {
@@ -30,11 +24,9 @@ std::vector<unsigned char> random_elements(int64_t count, DType dtype, uint64_t 
   require_float(dtype);
   const size_t size = dtype_size(dtype);
   std::vector<unsigned char> bytes(static_cast<size_t>(count) * size);
-  uint64_t state = seed;
+  testing::Rng rng(seed);
   for (int64_t i = 0; i < count; ++i) {
-    // 53 random bits as a double in [0, 1), scaled to [-2, 2).
-    const double unit = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;
-    const double value = unit * 4.0 - 2.0;
+    const double value = rng.uniform(-2.0, 2.0);
     unsigned char* at = bytes.data() + static_cast<size_t>(i) * size;
     switch (dtype) {
       case DType::kF32: {
