@@ -97,7 +97,7 @@ FST_API fst_status fst_context_create(const fst_context_options* options, fst_co
     const fstitch::Context& c = *context->impl;
     std::string message = std::string("context created: backend ") + fstitch::backend_name(c.config.backend);
     if (c.config.backend == fstitch::Backend::kAuto) {
-      message += std::string(" chose ") + fstitch::backend_name(c.active_backend);
+      message += std::string(" chose ") + fstitch::backend_name(c.active_backend());
     }
     if (c.device) {
       const fstitch::cuda::DeviceInfo& d = c.device->info();
@@ -129,7 +129,7 @@ FST_API fst_status fst_context_active_backend(const fst_context* context, fst_ba
   return guarded(__func__, [&] {
     require_not_null(context, "context");
     require_not_null(out_backend, "out_backend");
-    *out_backend = static_cast<fst_backend>(context->impl->active_backend);
+    *out_backend = static_cast<fst_backend>(context->impl->active_backend());
   });
 }
 

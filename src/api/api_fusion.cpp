@@ -330,7 +330,7 @@ FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* i
     require_not_null(fusion, "fusion");
     fstitch::api::check_run_buffers(fusion->graph, inputs, ninputs, outputs, noutputs);
     require_no_opaque_ops(*fusion);
-    if (fusion->context->active_backend == fstitch::Backend::kCuda) {
+    if (fusion->context->active_backend() == fstitch::Backend::kCuda) {
       run_on_cuda(*fusion, inputs, outputs, workspace, stream);
       return;
     }
@@ -475,7 +475,7 @@ FST_API fst_status fst_kernel_launch(const fst_kernel* kernel, void* const* args
     }
     fstitch::runtime::KernelArguments arguments;
     arguments.assign(args, nargs);
-    if (fusion.context->active_backend == fstitch::Backend::kCuda) {
+    if (fusion.context->active_backend() == fstitch::Backend::kCuda) {
       fstitch::cuda::ContextScope scope(*fusion.context->device);
       launch_on_cuda(fusion, kernel->index, arguments, static_cast<fstitch::cuda::CUstream>(stream));
       return;

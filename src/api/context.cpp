@@ -59,20 +59,14 @@ ContextConfig default_context_config() {
 }
 
 Context::Context(ContextConfig c) : config(std::move(c)), logger(config.log_level, config.log_sink) {
-  if (config.backend == Backend::kHost) {
-    active_backend = Backend::kHost;
-    return;
-  }
+  if (config.backend == Backend::kHost) return;
   if (config.backend == Backend::kCuda) {
     device = open_device(config);
-    active_backend = Backend::kCuda;
     return;
   }
   try {
     device = open_device(config);
-    active_backend = Backend::kCuda;
   } catch (const Error& e) {
-    active_backend = Backend::kHost;
     backend_reason = e.what();
   }
 }

@@ -45,9 +45,10 @@ struct Context {
   ~Context();
   ContextConfig config;
   Logger logger;
-  Backend active_backend = Backend::kHost;  // kCuda or kHost, never kAuto
-  std::string backend_reason;               // why auto chose the host backend
-  std::shared_ptr<cuda::Device> device;     // set when active_backend is kCuda
+  std::shared_ptr<cuda::Device> device;  // set when runs go to the CUDA backend
+  std::string backend_reason;            // why auto chose the host backend
+  // kCuda or kHost, never kAuto.
+  Backend active_backend() const { return device ? Backend::kCuda : Backend::kHost; }
 
   // The NVRTC kernel cache of this context (memory + the disk cache in config.cache_dir).
   jit::KernelCache& kernel_cache();
