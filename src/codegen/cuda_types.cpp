@@ -1,8 +1,10 @@
 #include "codegen/cuda_types.hpp"
 
 #include <cmath>
-#include <cstdio>
+#include <cstdint>
 #include <cstring>
+
+#include "support/number_text.hpp"
 
 namespace fstitch {
 
@@ -118,35 +120,50 @@ std::string round_expr(DType t, const std::string& v) {
   }
 }
 
+namespace {
+
+// A float bit pattern as an expression: keeps the sign and payload of NaNs, which decimal
+// text cannot spell, and needs no INFINITY macro (NVRTC has none).
+std::string f32_bits_expr(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return "__int_as_float((int)" + hex_text(bits) + "u)";
+}
+
+std::string f64_bits_expr(double x) {
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return "__longlong_as_double((long long)" + hex_text(bits) + "ULL)";
+}
+
+// A decimal literal that reads back as the same value: "(0.25f)", "(2.0)", "(1e+10f)".
+std::string decimal_literal(std::string text, const char* suffix) {
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return "(" + text + suffix + ")";
+}
+
+// An integer as C text; the most negative value of each width is spelled as an expression
+// because its magnitude alone does not fit the type.
+std::string integer_literal(int64_t value, bool wide) {
+  if (wide) {
+    if (value == INT64_MIN) return "(-9223372036854775807LL - 1)";
+    return "(" + std::to_string(value) + "LL)";
+  }
+  if (value == INT32_MIN) return "(-2147483647 - 1)";
+  return "(" + std::to_string(value) + ")";
+}
+
+}  // namespace
+
 std::string literal(DType t, Scalar value) {
-  char buf[64];
   if (is_float(t)) {
     const double x = value.f;
-    if (t == DType::kF64) {
-      if (std::isnan(x)) return "__longlong_as_double(0x7ff8000000000000LL)";
-      if (std::isinf(x))
-        return x > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
-                     : "__longlong_as_double((long long)0xfff0000000000000ULL)";
-      std::snprintf(buf, sizeof buf, "%.17g", x);
-      std::string s = buf;
-      if (s.find_first_of(".en") == std::string::npos) s += ".0";
-      return "(" + s + ")";
-    }
-    if (std::isnan(x)) return "__int_as_float(0x7fc00000)";
-    if (std::isinf(x)) return x > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float((int)0xff800000u)";
-    std::snprintf(buf, sizeof buf, "%.9g", x);
-    std::string s = buf;
-    if (s.find_first_of(".en") == std::string::npos) s += ".0";
-    return "(" + s + "f)";
+    if (t == DType::kF64) return std::isfinite(x) ? decimal_literal(shortest_text(x), "") : f64_bits_expr(x);
+    // f32, f16 and bf16 compute in float; the value is already rounded to its dtype.
+    const float f = static_cast<float>(x);
+    return std::isfinite(f) ? decimal_literal(shortest_text(f), "f") : f32_bits_expr(f);
   }
-  if (t == DType::kI64) {
-    if (value.i == INT64_MIN) return "(-9223372036854775807LL - 1)";
-    std::snprintf(buf, sizeof buf, "(%lldLL)", static_cast<long long>(value.i));
-    return buf;
-  }
-  if (value.i == INT32_MIN) return "(-2147483647 - 1)";
-  std::snprintf(buf, sizeof buf, "(%lld)", static_cast<long long>(value.i));
-  return buf;
+  return integer_literal(value.i, t == DType::kI64);
 }
 
 std::string cast_expr(DType from, DType to, const std::string& v) {
@@ -158,16 +175,13 @@ std::string cast_expr(DType from, DType to, const std::string& v) {
   }
   if (is_bool(to)) return "(int)((" + v + ") != 0)";
   if (is_float(from)) {
-    char buf[160];
-    const long long lo = integer_min(to), hi = integer_max(to);
-    std::snprintf(buf, sizeof buf, "fst_f2i((double)(%s), %.17g, %.17g, %lldLL, %lldLL)", v.c_str(),
-                  static_cast<double>(lo), static_cast<double>(hi), lo, hi);
-    std::string s = buf;
-    if (lo == INT64_MIN) {
-      const std::string bad = "-9223372036854775808LL";
-      s.replace(s.find(bad), bad.size(), "(-9223372036854775807LL - 1)");
-    }
-    return std::string("(") + compute_type(to) + ")" + s;
+    // fst_f2i(value, lo, hi, lo_int, hi_int): the bounds as doubles and as integers.
+    const int64_t lo = integer_min(to), hi = integer_max(to);
+    const std::string call = "fst_f2i((double)(" + v + "), " +
+                             literal(DType::kF64, Scalar{static_cast<double>(lo), 0}) + ", " +
+                             literal(DType::kF64, Scalar{static_cast<double>(hi), 0}) + ", " +
+                             integer_literal(lo, true) + ", " + integer_literal(hi, true) + ")";
+    return std::string("(") + compute_type(to) + ")" + call;
   }
   if (to == DType::kI64) return "(long long)(" + v + ")";
   return round_expr(to, v);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <locale>
 #include <map>
 #include <set>
 #include <sstream>
@@ -187,6 +188,7 @@ struct ReduceCode {
 class KernelEmitter {
  public:
   KernelEmitter(const Graph& g, const PlannedKernel& k) : g_(g), k_(k), s_(k.spec) {
+    out_.imbue(std::locale::classic());  // a global locale would group the digits of numbers
     for (ValueId v : s_.members) members_.insert(v);
     for (ValueId v : s_.cached) cached_.insert(v);
     for (ValueId v : s_.inlined) inlined_.insert(v);

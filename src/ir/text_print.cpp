@@ -1,8 +1,8 @@
 // print_graph: one line per value in id order, then one line per output.
-#include <charconv>
 #include <string>
 
 #include "ir/text.hpp"
+#include "support/number_text.hpp"
 
 namespace fstitch {
 namespace {
@@ -18,13 +18,10 @@ std::string type_text(DType dtype, const Dims& dims) {
   return text;
 }
 
-// "%.17g" in the C locale whatever the process locale: 17 significant digits give back the
-// same double; infinities and NaNs come out as inf, -inf, nan, -nan.
+// "%.17g" whatever the process locale: 17 significant digits give back the same double;
+// infinities and NaNs come out as inf, -inf, nan, -nan.
 std::string float_literal(double value) {
-  char buffer[64];
-  std::to_chars_result result =
-      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::general, 17);
-  return std::string(buffer, result.ptr);
+  return general_text(value, 17);
 }
 
 std::string constant_literal(const Node& node) {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <limits>
+#include <locale>
 #include <map>
 #include <queue>
 #include <sstream>
@@ -11,6 +11,7 @@
 #include "plan/explore.hpp"
 #include "plan/op_class.hpp"
 #include "support/error.hpp"
+#include "support/number_text.hpp"
 
 namespace fstitch {
 namespace {
@@ -39,9 +40,7 @@ KernelSpec copy_spec(const PlanInputs& in, ValueId source) {
 }
 
 std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
-  return buf;
+  return fixed_text(s * 1e6, 2) + " us";
 }
 
 }  // namespace
@@ -267,6 +266,7 @@ const char* launch_kind_name(LaunchKind kind) {
 
 std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
   std::ostringstream out;
+  out.imbue(std::locale::classic());  // no digit grouping from a global locale
   out << "fusion plan: policy " << fusion_policy_name(plan.options.policy) << ", target " << plan.arch.name
       << ", " << plan.kernels.size() << " kernel(s), workspace " << plan.workspace_bytes << " bytes\n";
   out << "global bytes: planned " << plan.planned_bytes << ", lower bound " << plan.lower_bound_bytes
