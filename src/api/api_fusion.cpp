@@ -1,6 +1,7 @@
 // fst_fuse_options_*, fst_fuse, fst_fusion_* and fst_kernel_*.
 #include <cstdio>
 #include <cstring>
+#include <locale>
 #include <sstream>
 
 #include "api/fusion.hpp"
@@ -16,6 +17,7 @@
 #include "runtime/host/host_module.hpp"
 #include "runtime/kernel_args.hpp"
 #include "support/env.hpp"
+#include "support/quote.hpp"
 
 using fstitch::fail;
 using fstitch::StatusCode;
@@ -114,9 +116,10 @@ void run_on_cuda(const fst_fusion& fusion, const void* const* inputs, void* cons
 
 void require_no_opaque_ops(const fst_fusion& fusion) {
   if (!fusion.plan.opaque_ops.empty()) {
-    fail(StatusCode::kUnsupported, "the plan contains opaque operation \"" +
-                                       fusion.graph.node(fusion.plan.opaque_ops.front()).name +
-                                       "\"; launch the kernels around it with the kernel handles");
+    fail(StatusCode::kUnsupported,
+         "the plan contains opaque operation " +
+             fstitch::quote_name(fusion.graph.node(fusion.plan.opaque_ops.front()).name) +
+             "; launch the kernels around it with the kernel handles");
   }
 }
 
@@ -261,6 +264,7 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
     }
     for (size_t i = 0; i < fusion->plan.kernels.size(); ++i) fusion->kernels.push_back({fusion.get(), i});
     std::ostringstream info;
+    info.imbue(std::locale::classic());
     info << "fused " << fusion->graph.size() << " values into " << fusion->plan.kernels.size()
          << " kernel(s) (policy " << fstitch::fusion_policy_name(fusion->plan.options.policy) << ", sm_"
          << fusion->plan.options.target_sm << "): " << fusion->plan.planned_bytes
@@ -418,7 +422,7 @@ FST_API fst_status fst_kernel_param(const fst_kernel* kernel, size_t index, fst_
     *out_kind = static_cast<fst_param_kind>(params[index].kind);
     *out_index = params[index].index;
     if (out_value != nullptr) {
-      *out_value = (static_cast<uint64_t>(kernel->fusion->graph_serial) << 32) |
+      *out_value = (static_cast<uint64_t>(kernel->fusion->graph_serial->value()) << 32) |
                    (static_cast<uint64_t>(params[index].value) + 1);
     }
   });

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "support/error.hpp"
+#include "support/quote.hpp"
 
 namespace fstitch {
 namespace {
@@ -83,8 +84,8 @@ void validate_io_name(const std::string& name, const std::string& what) {
   for (unsigned char c : name) {
     if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
       fail(StatusCode::kInvalidArgument,
-           what + " name \"" + name +
-               "\" has a character that is not printable ASCII or is a quote/backslash");
+           what + " name " + quote_name(name) +
+               " has a character that is not printable ASCII or is a quote/backslash");
     }
   }
 }
@@ -95,8 +96,8 @@ void validate_opaque_name(const std::string& name) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
               c == '.' || c == '-';
     if (!ok) {
-      fail(StatusCode::kInvalidArgument,
-           "opaque operation name \"" + name + "\" may contain only letters, digits, '_', '.' and '-'");
+      fail(StatusCode::kInvalidArgument, "opaque operation name " + quote_name(name) +
+                                             " may contain only letters, digits, '_', '.' and '-'");
     }
   }
 }
@@ -108,7 +109,7 @@ ValueType infer_type(const Graph& g, const Node& n) {
     case OpFamily::kInput:
       require_operand_count(n, 0);
       validate_io_name(n.name, "input");
-      validate_dims(n.dims, "input \"" + n.name + "\"");
+      validate_dims(n.dims, "input " + quote_name(n.name));
       return {n.dtype, n.dims};
     case OpFamily::kConstant:
       require_operand_count(n, 0);
@@ -227,7 +228,7 @@ ValueType infer_type(const Graph& g, const Node& n) {
     }
     case OpFamily::kOpaque:
       validate_opaque_name(n.name);
-      validate_dims(n.dims, "opaque \"" + n.name + "\" output");
+      validate_dims(n.dims, "opaque " + quote_name(n.name) + " output");
       return {n.dtype, n.dims};
   }
   fail(StatusCode::kInternal, "unknown operation family");
@@ -235,10 +236,8 @@ ValueType infer_type(const Graph& g, const Node& n) {
 
 ValueId build_input(Graph& g, const std::string& name, DType dtype, const Dims& dims) {
   validate_io_name(name, "input");
-  for (ValueId id : g.inputs()) {
-    if (g.node(id).name == name)
-      fail(StatusCode::kInvalidArgument, "an input named \"" + name + "\" already exists");
-  }
+  if (g.has_input_named(name))
+    fail(StatusCode::kInvalidArgument, "an input named " + quote_name(name) + " already exists");
   Node n;
   n.op = OpKind::kInput;
   n.dtype = dtype;
@@ -404,10 +403,8 @@ ValueId build_opaque(Graph& g, const std::string& name, const std::vector<ValueI
 void build_output(Graph& g, const std::string& name, ValueId value) {
   validate_io_name(name, "output");
   require_operand(g, value);
-  for (const GraphOutput& out : g.outputs()) {
-    if (out.name == name)
-      fail(StatusCode::kInvalidArgument, "an output named \"" + name + "\" already exists");
-  }
+  if (g.has_output_named(name))
+    fail(StatusCode::kInvalidArgument, "an output named " + quote_name(name) + " already exists");
   g.add_output(name, value);
 }
 

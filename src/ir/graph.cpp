@@ -11,9 +11,17 @@ ValueId Graph::append(Node node) {
     fail(StatusCode::kOutOfMemory, "the graph has reached its maximum number of values");
   }
   auto id = static_cast<ValueId>(nodes_.size());
-  if (node.op == OpKind::kInput) inputs_.push_back(id);
+  if (node.op == OpKind::kInput) {
+    input_names_.insert(node.name);
+    inputs_.push_back(id);
+  }
   nodes_.push_back(std::move(node));
   return id;
+}
+
+void Graph::add_output(std::string name, ValueId value) {
+  output_names_.insert(name);
+  outputs_.push_back({std::move(name), value});
 }
 
 std::string describe_value(const Graph& graph, ValueId id) {

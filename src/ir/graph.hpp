@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/dtype.hpp"
@@ -46,12 +47,19 @@ class Graph {
 
   // Appends a node whose dtype and dims are already inferred; returns its id.
   ValueId append(Node node);
-  void add_output(std::string name, ValueId value) { outputs_.push_back({std::move(name), value}); }
+  void add_output(std::string name, ValueId value);
+
+  // Whether an input (an output) has this name: constant time, so building a graph with
+  // many inputs or outputs stays linear.
+  bool has_input_named(const std::string& name) const { return input_names_.count(name) != 0; }
+  bool has_output_named(const std::string& name) const { return output_names_.count(name) != 0; }
 
  private:
   std::vector<Node> nodes_;
   std::vector<ValueId> inputs_;
   std::vector<GraphOutput> outputs_;
+  std::unordered_set<std::string> input_names_;
+  std::unordered_set<std::string> output_names_;
 };
 
 // "%3 (f32[8,16])": how errors name a value.

@@ -12,6 +12,7 @@
 #include "ir/builder.hpp"
 #include "ir/text.hpp"
 #include "support/error.hpp"
+#include "support/quote.hpp"
 
 namespace fstitch {
 namespace {
@@ -62,8 +63,7 @@ std::string quote_char(char c) {
 }
 
 std::string abbreviate(std::string_view text) {
-  if (text.size() <= kQuoteLimit) return std::string(text);
-  return std::string(text.substr(0, kQuoteLimit)) + "...";
+  return printable_text(text, kQuoteLimit);
 }
 
 enum class TokenKind {
@@ -90,7 +90,7 @@ std::string describe(const Token& token) {
     case TokenKind::kPunct:
       return "'" + abbreviate(token.text) + "'";
     case TokenKind::kString:
-      return "\"" + abbreviate(token.text) + "\"";
+      return quote_name(token.text, kQuoteLimit);
     case TokenKind::kEnd:
       return "end of line";
   }

@@ -4,6 +4,7 @@
 
 #include "ir/builder.hpp"
 #include "support/error.hpp"
+#include "support/quote.hpp"
 
 namespace fstitch {
 
@@ -29,7 +30,7 @@ void verify_graph(const Graph& graph) {
                                       dtype_name(t.dtype) + dims_to_string(t.dims));
     }
     if (n.op == OpKind::kInput && !input_names.insert(n.name).second) {
-      fail(StatusCode::kInvalidArgument, "two inputs are named \"" + n.name + "\"");
+      fail(StatusCode::kInvalidArgument, "two inputs are named " + quote_name(n.name));
     }
   }
   if (graph.outputs().empty())
@@ -37,10 +38,11 @@ void verify_graph(const Graph& graph) {
   std::set<std::string> output_names;
   for (const GraphOutput& out : graph.outputs()) {
     if (!graph.contains(out.value)) {
-      fail(StatusCode::kInternal, "output \"" + out.name + "\" refers to a value that does not exist");
+      fail(StatusCode::kInternal,
+           "output " + quote_name(out.name) + " refers to a value that does not exist");
     }
     if (!output_names.insert(out.name).second) {
-      fail(StatusCode::kInvalidArgument, "two outputs are named \"" + out.name + "\"");
+      fail(StatusCode::kInvalidArgument, "two outputs are named " + quote_name(out.name));
     }
   }
 }

@@ -11,6 +11,7 @@
 #include "ref/reduce.hpp"
 #include "ref/tensor.hpp"
 #include "support/error.hpp"
+#include "support/quote.hpp"
 
 namespace fstitch {
 namespace {
@@ -68,8 +69,8 @@ Tensor constant_tensor(const Node& node) {
 }
 
 [[noreturn]] void fail_opaque(const Node& node, ValueId id) {
-  fail(StatusCode::kUnsupported, "the reference evaluator cannot run opaque operation \"" + node.name +
-                                     "\" (%" + std::to_string(id) +
+  fail(StatusCode::kUnsupported, "the reference evaluator cannot run opaque operation " +
+                                     quote_name(node.name) + " (%" + std::to_string(id) +
                                      "); it stands for an operation fstitch does not implement, so evaluate "
                                      "the graph's parts on either side of it separately");
 }
@@ -124,14 +125,15 @@ class Evaluator {
     }
     for (size_t k = 0; k < inputs.size(); ++k) {
       if (inputs[k] == nullptr) {
-        fail(StatusCode::kInvalidArgument, "input buffer " + std::to_string(k) + " (\"" +
-                                               graph_.node(graph_.inputs()[k]).name + "\") is NULL");
+        fail(StatusCode::kInvalidArgument, "input buffer " + std::to_string(k) + " (" +
+                                               quote_name(graph_.node(graph_.inputs()[k]).name) +
+                                               ") is NULL");
       }
     }
     for (size_t k = 0; k < outputs.size(); ++k) {
       if (outputs[k] == nullptr) {
-        fail(StatusCode::kInvalidArgument,
-             "output buffer " + std::to_string(k) + " (\"" + graph_.outputs()[k].name + "\") is NULL");
+        fail(StatusCode::kInvalidArgument, "output buffer " + std::to_string(k) + " (" +
+                                               quote_name(graph_.outputs()[k].name) + ") is NULL");
       }
     }
   }
@@ -144,7 +146,8 @@ class Evaluator {
       if (node.op == OpKind::kOpaque) fail_opaque(node, static_cast<ValueId>(n));
     }
     for (const GraphOutput& out : graph_.outputs()) {
-      if (!graph_.contains(out.value)) ref::internal_error("output \"" + out.name + "\" names no value");
+      if (!graph_.contains(out.value))
+        ref::internal_error("output " + quote_name(out.name) + " names no value");
       last_use_[static_cast<size_t>(out.value)] = graph_.size();
     }
     for (size_t n = graph_.size(); n-- > 0;) {

@@ -677,7 +677,7 @@ TEST(TextParseErrors, HugeInputsFailCleanly) {
   expect_error(
       kHeader + "%" + std::string(1 << 20, 'a') + " = neg %" + std::string(1 << 20, 'b') + " : f32\n",
       StatusCode::kParse, "line 2, column " + std::to_string((1 << 20) + 9) + ": ",
-      "%bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb... is not defined");
+      "%bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb... (1048576 bytes) is not defined");
   std::string many_dims = kHeader + "%0 = input \"x\" : f32[1";
   for (int i = 0; i < 100000; ++i) many_dims += ",1";
   expect_error(many_dims + "]\n", StatusCode::kShape, "line 2, column 6: ", "more than the maximum 8");
