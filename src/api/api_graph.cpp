@@ -69,7 +69,7 @@ FST_API fst_status fst_graph_create(fst_context* context, fst_graph** out_graph)
     require_not_null(out_graph, "out_graph");
     auto graph = std::make_unique<fst_graph>();
     graph->context = context->impl;
-    graph->serial = fstitch::api::next_graph_serial();
+    graph->serial = fstitch::api::GraphSerial::acquire();
     *out_graph = graph.release();
   });
 }

@@ -1,8 +1,10 @@
 // Version, status names, the thread's last error, dtype helpers, fst_value encoding.
-#include <atomic>
+#include <mutex>
+#include <unordered_set>
 
 #include "api/handles.hpp"
 #include "ir/dtype.hpp"
+#include "support/quote.hpp"
 
 static_assert(static_cast<int>(fstitch::StatusCode::kInternal) == FST_ERROR_INTERNAL, "status codes diverge");
 static_assert(static_cast<int>(fstitch::StatusCode::kParse) == FST_ERROR_PARSE, "status codes diverge");
@@ -34,17 +36,57 @@ fst_status set_last_error(fst_status status, const std::string& message) {
   return status;
 }
 
-uint32_t next_graph_serial() {
-  static std::atomic<uint32_t> counter{0};
-  uint32_t serial;
-  do {
-    serial = counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  } while (serial == 0);
-  return serial;
+namespace {
+
+// The serials held by live graphs and fusions.
+struct SerialPool {
+  std::mutex mutex;
+  std::unordered_set<uint32_t> held;
+  uint32_t next = 1;
+  ~SerialPool() { destroyed = true; }
+  // Set when static destruction has run: a graph the program destroys later (from its own
+  // static destructors) then has nothing to return its serial to.
+  static inline bool destroyed = false;
+};
+
+SerialPool& serial_pool() {
+  static SerialPool pool;
+  return pool;
+}
+
+}  // namespace
+
+std::shared_ptr<const GraphSerial> GraphSerial::acquire() {
+  SerialPool& pool = serial_pool();
+  std::lock_guard<std::mutex> lock(pool.mutex);
+  // Every graph costs far more than the 4 bytes a held serial does, so memory runs out long
+  // before 2^32 - 1 serials are held at once: the search ends.
+  while (pool.next == 0 || pool.held.count(pool.next) != 0) ++pool.next;
+  const uint32_t value = pool.next++;
+  pool.held.insert(value);
+  try {
+    return std::shared_ptr<const GraphSerial>(new GraphSerial(value));
+  } catch (...) {
+    pool.held.erase(value);
+    throw;
+  }
+}
+
+GraphSerial::~GraphSerial() {
+  if (SerialPool::destroyed) return;
+  SerialPool& pool = serial_pool();
+  std::lock_guard<std::mutex> lock(pool.mutex);
+  pool.held.erase(value_);
+}
+
+void set_next_graph_serial_for_testing(uint32_t next) {
+  SerialPool& pool = serial_pool();
+  std::lock_guard<std::mutex> lock(pool.mutex);
+  pool.next = next;
 }
 
 fst_value encode_value(const fst_graph* g, ValueId id) {
-  return (static_cast<uint64_t>(g->serial) << 32) | (static_cast<uint64_t>(id) + 1);
+  return (static_cast<uint64_t>(g->serial->value()) << 32) | (static_cast<uint64_t>(id) + 1);
 }
 
 ValueId decode_value(const fst_graph* g, fst_value v, const char* what) {
@@ -52,7 +94,7 @@ ValueId decode_value(const fst_graph* g, fst_value v, const char* what) {
     fail(StatusCode::kInvalidArgument,
          std::string(what) + " is FST_VALUE_INVALID (the result of a builder that failed)");
   }
-  if (static_cast<uint32_t>(v >> 32) != g->serial) {
+  if (static_cast<uint32_t>(v >> 32) != g->serial->value()) {
     fail(StatusCode::kInvalidArgument, std::string(what) + " belongs to another graph");
   }
   uint64_t index = (v & 0xffffffffu) - 1;
@@ -77,13 +119,13 @@ void check_run_buffers(const Graph& g, const void* const* inputs, size_t ninputs
   for (size_t i = 0; i < ninputs; ++i) {
     if (inputs[i] == nullptr) {
       fail(StatusCode::kInvalidArgument,
-           "inputs[" + std::to_string(i) + "] (\"" + g.node(g.inputs()[i]).name + "\") is NULL");
+           "inputs[" + std::to_string(i) + "] (" + quote_name(g.node(g.inputs()[i]).name) + ") is NULL");
     }
   }
   for (size_t i = 0; i < noutputs; ++i) {
     if (outputs[i] == nullptr) {
       fail(StatusCode::kInvalidArgument,
-           "outputs[" + std::to_string(i) + "] (\"" + g.outputs()[i].name + "\") is NULL");
+           "outputs[" + std::to_string(i) + "] (" + quote_name(g.outputs()[i].name) + ") is NULL");
     }
   }
 }

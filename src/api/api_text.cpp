@@ -39,7 +39,7 @@ FST_API fst_status fst_graph_parse(fst_context* context, const char* text, size_
     auto graph = std::make_unique<fst_graph>();
     graph->context = context->impl;
     graph->graph = fstitch::parse_graph(view);
-    graph->serial = fstitch::api::next_graph_serial();
+    graph->serial = fstitch::api::GraphSerial::acquire();
     *out_graph = graph.release();
   });
 }

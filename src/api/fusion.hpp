@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/context.hpp"
+#include "api/handles.hpp"
 #include "fstitch.h"
 #include "ir/graph.hpp"
 #include "plan/plan.hpp"
@@ -38,7 +39,7 @@ struct fst_kernel {
 struct fst_fusion {
   std::shared_ptr<fstitch::Context> context;
   fstitch::Graph graph;  // a copy: the fusion does not refer to the caller's graph
-  uint32_t graph_serial = 0;
+  std::shared_ptr<const fstitch::api::GraphSerial> graph_serial;  // keeps the graph's values distinct
   fstitch::FusionPlan plan;
   std::string source;                       // all kernels in one module: what the host backend compiles
   std::vector<std::string> kernel_sources;  // prelude + one kernel: what NVRTC compiles, one per kernel

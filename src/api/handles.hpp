@@ -22,11 +22,35 @@ struct fst_context {
   std::shared_ptr<fstitch::Context> impl;
 };
 
+namespace fstitch::api {
+
+// The serial a graph's fst_values carry (their high 32 bits). No two live graphs hold the
+// same serial, however many graphs the process creates: a serial returns to the pool only
+// when its graph and every fusion made from it (whose kernel parameters name the graph's
+// values) are gone, and a new graph takes the next serial that no one holds.
+class GraphSerial {
+ public:
+  static std::shared_ptr<const GraphSerial> acquire();
+  ~GraphSerial();
+  GraphSerial(const GraphSerial&) = delete;
+  GraphSerial& operator=(const GraphSerial&) = delete;
+  uint32_t value() const { return value_; }
+
+ private:
+  explicit GraphSerial(uint32_t value) : value_(value) {}
+  uint32_t value_;
+};
+
+// Where the next acquire() starts looking (tests use it to wrap the counter).
+void set_next_graph_serial_for_testing(uint32_t next);
+
+}  // namespace fstitch::api
+
 struct fst_graph {
   std::shared_ptr<fstitch::Context> context;
   fstitch::Graph graph;
-  uint32_t serial = 0;        // identifies this graph inside its fst_values
-  fst_status error = FST_OK;  // first builder error (sticky)
+  std::shared_ptr<const fstitch::api::GraphSerial> serial;  // identifies this graph inside its fst_values
+  fst_status error = FST_OK;                                // first builder error (sticky)
   std::string error_message;
 };
 
@@ -68,7 +92,6 @@ inline void require_not_null(const void* p, const char* what) {
   if (p == nullptr) fail(StatusCode::kInvalidArgument, std::string(what) + " is NULL");
 }
 
-uint32_t next_graph_serial();
 fst_value encode_value(const fst_graph* g, ValueId id);
 // Throws invalid argument for FST_VALUE_INVALID, a value of another graph, or one out of range.
 ValueId decode_value(const fst_graph* g, fst_value v, const char* what);

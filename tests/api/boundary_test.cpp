@@ -3,9 +3,12 @@
 // graphs and values apart.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <new>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "api/handles.hpp"
 
@@ -50,15 +53,50 @@ TEST(RequireNotNull, NamesTheArgument) {
   EXPECT_EQ(guarded("fst_example", [&] { require_not_null(&object, "out_value"); }), FST_OK);
 }
 
-TEST(GraphSerial, NeverZeroAndNeverRepeatedInARun) {
-  uint32_t previous = next_graph_serial();
-  EXPECT_NE(previous, 0u);
+TEST(GraphSerial, NeverZeroAndNeverRepeatedAmongLiveGraphs) {
+  std::vector<std::shared_ptr<const GraphSerial>> live;
+  std::set<uint32_t> seen;
   for (int i = 0; i < 1000; ++i) {
-    uint32_t serial = next_graph_serial();
-    EXPECT_NE(serial, 0u);
-    EXPECT_NE(serial, previous);
-    previous = serial;
+    live.push_back(GraphSerial::acquire());
+    EXPECT_NE(live.back()->value(), 0u);
+    EXPECT_TRUE(seen.insert(live.back()->value()).second);
   }
+}
+
+// After 2^32 creations the counter wraps; the serial of a graph still alive is skipped, so
+// a value of one graph is never accepted by another.
+TEST(GraphSerial, WrappedCounterSkipsSerialsStillHeld) {
+  const std::shared_ptr<const GraphSerial> old_graph = GraphSerial::acquire();
+  const std::shared_ptr<const GraphSerial> old_fusion_only = GraphSerial::acquire();
+  const uint32_t released = GraphSerial::acquire()->value();  // freed at once
+  set_next_graph_serial_for_testing(old_graph->value());
+  const std::shared_ptr<const GraphSerial> fresh = GraphSerial::acquire();
+  EXPECT_NE(fresh->value(), old_graph->value());
+  EXPECT_NE(fresh->value(), old_fusion_only->value());
+  EXPECT_EQ(fresh->value(), released);  // a serial no one holds is reused
+
+  set_next_graph_serial_for_testing(UINT32_MAX);
+  const std::shared_ptr<const GraphSerial> last = GraphSerial::acquire();
+  const std::shared_ptr<const GraphSerial> after_wrap = GraphSerial::acquire();
+  EXPECT_EQ(last->value(), UINT32_MAX);
+  EXPECT_NE(after_wrap->value(), 0u);
+}
+
+TEST(GraphSerial, ValuesOfALiveGraphAreRefusedByAGraphWithTheWrappedSerial) {
+  fst_graph first, second;
+  first.serial = GraphSerial::acquire();
+  set_next_graph_serial_for_testing(first.serial->value());
+  second.serial = GraphSerial::acquire();
+  for (fst_graph* g : {&first, &second}) {
+    Node n;
+    n.op = OpKind::kInput;
+    n.dtype = DType::kF32;
+    n.dims = {2};
+    n.name = "x";
+    g->graph.append(n);
+  }
+  EXPECT_THROW(decode_value(&second, encode_value(&first, 0), "operand"), Error);
+  EXPECT_EQ(decode_value(&first, encode_value(&first, 0), "operand"), 0u);
 }
 
 // A graph handle with `values` inputs, built directly on the internal graph.
@@ -75,7 +113,7 @@ void add_inputs(fst_graph& g, int values) {
 
 TEST(ValueEncoding, RoundTripsAndIsNeverInvalid) {
   fst_graph g;
-  g.serial = next_graph_serial();
+  g.serial = GraphSerial::acquire();
   add_inputs(g, 3);
   for (ValueId id = 0; id < 3; ++id) {
     fst_value v = encode_value(&g, id);
@@ -97,8 +135,8 @@ std::string decode_error(const fst_graph& g, fst_value v) {
 
 TEST(ValueEncoding, RejectsInvalidForeignAndMissingValues) {
   fst_graph g, other;
-  g.serial = next_graph_serial();
-  other.serial = next_graph_serial();
+  g.serial = GraphSerial::acquire();
+  other.serial = GraphSerial::acquire();
   add_inputs(g, 2);
   add_inputs(other, 5);
 
@@ -108,12 +146,14 @@ TEST(ValueEncoding, RejectsInvalidForeignAndMissingValues) {
   EXPECT_NE(decode_error(g, encode_value(&g, 4)).find("does not exist"), std::string::npos);
   EXPECT_NE(decode_error(g, encode_value(&g, 2)), "");
   EXPECT_NE(decode_error(g, UINT64_MAX), "");
-  EXPECT_NE(decode_error(g, static_cast<fst_value>(g.serial) << 32), "");  // index part 0 means no value
+  EXPECT_NE(decode_error(g, static_cast<fst_value>(g.serial->value()) << 32),
+            "");  // index part 0 means no value
   EXPECT_EQ(decode_error(g, encode_value(&g, 1)), "");
 }
 
 TEST(RequireGraphOk, ReportsTheStickyErrorWithItsStatus) {
   fst_graph g;
+  g.serial = GraphSerial::acquire();
   EXPECT_EQ(guarded("fst_example", [&] { require_graph_ok(&g); }), FST_OK);
   g.error = FST_ERROR_SHAPE;
   g.error_message = "fst_reshape: bad dims";
