@@ -4,7 +4,8 @@
 #  - every function declared FST_API in fstitch.h is exported,
 #  - every exported symbol carries an FSTITCH_1.<n> version node (FSTITCH_1.0 for the first
 #    release, later nodes for functions added since),
-#  - the SONAME is libfstitch.so.<FST_ABI_VERSION>, and no CUDA library is NEEDED,
+#  - the SONAME is libfstitch.so.<FST_ABI_VERSION>, the file libfstitch.so.<ABI>.<minor>.<patch>,
+#    and no CUDA library is NEEDED,
 #  - the C++ runtime is linked in statically (no libstdc++ / libgcc_s dependency), unless
 #    --allow-shared-runtime is given (sanitizer builds).
 # Usage: check_exports.sh LIBRARY HEADER [--allow-shared-runtime]
@@ -67,6 +68,13 @@ grep -q "Name: ${version_node}" <<<"$version_info" || fail "no version definitio
 abi=$(sed -nE 's/^#define FST_ABI_VERSION ([0-9]+).*/\1/p' "$header")
 soname=$(readelf -d -W "$lib" | sed -nE 's/.*\(SONAME\).*\[(.*)\].*/\1/p')
 [ "$soname" = "libfstitch.so.${abi}" ] || fail "SONAME is '$soname', expected libfstitch.so.${abi}"
+
+# The file itself carries the ABI major too: libfstitch.so.<ABI>.<minor>.<patch>.
+minor=$(sed -nE 's/^#define FST_VERSION_MINOR ([0-9]+).*/\1/p' "$header")
+patch=$(sed -nE 's/^#define FST_VERSION_PATCH ([0-9]+).*/\1/p' "$header")
+file_name=$(basename "$(readlink -f "$lib")")
+[ "$file_name" = "libfstitch.so.${abi}.${minor}.${patch}" ] ||
+  fail "the library file is '$file_name', expected libfstitch.so.${abi}.${minor}.${patch}"
 
 needed=$(readelf -d -W "$lib" | sed -nE 's/.*\(NEEDED\).*\[(.*)\].*/\1/p')
 # CUDA is loaded at run time (driver and NVRTC with dlopen): the library must load and

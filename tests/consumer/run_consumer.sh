@@ -47,14 +47,16 @@ esac
 [ -f "$prefix/include/fstitch.h" ] || fail "include/fstitch.h is not installed"
 extra_headers=$(find "$prefix/include" -type f ! -name fstitch.h -print)
 [ -z "$extra_headers" ] || fail "internal files installed under include/: $extra_headers"
-[ -f "$libdir/libfstitch.so.$version" ] && [ ! -L "$libdir/libfstitch.so.$version" ] ||
-  fail "$libdir/libfstitch.so.$version is not a regular file"
+# The file carries the ABI major with the minor and patch: libfstitch.so.1.2.0 for 0.2.0.
+file_version=$abi.${version#*.}
+[ -f "$libdir/libfstitch.so.$file_version" ] && [ ! -L "$libdir/libfstitch.so.$file_version" ] ||
+  fail "$libdir/libfstitch.so.$file_version is not a regular file"
 [ -L "$libdir/libfstitch.so.$abi" ] || fail "$libdir/libfstitch.so.$abi is not a symlink"
 [ -L "$libdir/libfstitch.so" ] || fail "$libdir/libfstitch.so is not a symlink"
-[ "$(readlink -f "$libdir/libfstitch.so")" = "$(readlink -f "$libdir/libfstitch.so.$version")" ] ||
-  fail "libfstitch.so does not lead to libfstitch.so.$version"
-[ "$(readlink -f "$libdir/libfstitch.so.$abi")" = "$(readlink -f "$libdir/libfstitch.so.$version")" ] ||
-  fail "libfstitch.so.$abi does not lead to libfstitch.so.$version"
+[ "$(readlink -f "$libdir/libfstitch.so")" = "$(readlink -f "$libdir/libfstitch.so.$file_version")" ] ||
+  fail "libfstitch.so does not lead to libfstitch.so.$file_version"
+[ "$(readlink -f "$libdir/libfstitch.so.$abi")" = "$(readlink -f "$libdir/libfstitch.so.$file_version")" ] ||
+  fail "libfstitch.so.$abi does not lead to libfstitch.so.$file_version"
 for file in fstitchConfig.cmake fstitchConfigVersion.cmake fstitchTargets.cmake; do
   [ -f "$libdir/cmake/fstitch/$file" ] || fail "$libdir/cmake/fstitch/$file is not installed"
 done
