@@ -448,3 +448,21 @@ def test_closed_context(cache_dir):
     raises(Status.INVALID_ARGUMENT, lambda: context.active_backend, "context is closed")
     raises(Status.INVALID_ARGUMENT, lambda: context.log("warn", "x"), "context is closed")
     raises(Status.INVALID_ARGUMENT, lambda: fstitch.Graph(object()), "context is object")
+
+
+# -- user text in messages --------------------------------------------------------------------------
+
+
+def test_huge_and_hostile_names_give_short_messages(ctx):
+    huge = "n" * (1 << 20)
+    graph = fstitch.Graph(ctx)
+    error = raises(Status.INVALID_ARGUMENT, lambda: graph.input(huge + "\0", "f32", (2,)), "NUL")
+    assert len(error.message) < 400, len(error.message)
+    error = raises(Status.INVALID_ARGUMENT, lambda: graph.input("bad\nname" + huge, "f32", (2,)))
+    assert "\n" not in error.message and len(error.message) < 400, error.message[:500]
+    graph = fstitch.Graph(ctx)
+    x = graph.input(huge, "f32", (2,))
+    graph.output("y", x * 2.0)
+    fusion = graph.fuse()
+    error = raises(Status.INVALID_ARGUMENT, lambda: fusion.run(**{huge + "x": np.zeros(2, np.float32)}))
+    assert len(error.message) < 600, len(error.message)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ._show import shown
 from .errors import Error, Status
 
 # Ranges of the C types ints travel as (ctypes would silently wrap values outside them).
@@ -16,11 +17,11 @@ SIZE_RANGE = (0, 2**64 - 1)
 def as_int(value: Any, what: str, bounds: tuple[int, int] = INT64_RANGE) -> int:
     """`value` as an int within `bounds` (ints and numpy integers; not bools or floats)."""
     if isinstance(value, bool):
-        raise Error(Status.INVALID_ARGUMENT, f"{what} {value!r} is a bool; expected an int")
+        raise Error(Status.INVALID_ARGUMENT, f"{what} {shown(value)} is a bool; expected an int")
     try:
         integer = operator.index(value)
     except TypeError:
-        raise Error(Status.INVALID_ARGUMENT, f"{what} {value!r} is not an int") from None
+        raise Error(Status.INVALID_ARGUMENT, f"{what} {shown(value)} is not an int") from None
     if not bounds[0] <= integer <= bounds[1]:
         raise Error(
             Status.INVALID_ARGUMENT,
@@ -37,14 +38,14 @@ def as_address(value: int, what: str) -> int:
 def as_ints(values: Any, what: str) -> tuple[int, ...]:
     """A tuple of ints from an int or a sequence of ints."""
     if isinstance(values, (str, bytes)):
-        raise Error(Status.INVALID_ARGUMENT, f"{what} {values!r} is not a sequence of ints")
+        raise Error(Status.INVALID_ARGUMENT, f"{what} {shown(values)} is not a sequence of ints")
     if hasattr(values, "__index__") or isinstance(values, bool):
         return (as_int(values, what),)
     try:
         items = list(values)
     except TypeError:
         raise Error(
-            Status.INVALID_ARGUMENT, f"{what} {values!r} is neither an int nor a sequence of ints"
+            Status.INVALID_ARGUMENT, f"{what} {shown(values)} is neither an int nor a sequence of ints"
         ) from None
     return tuple(as_int(item, f"{what}[{index}]") for index, item in enumerate(items))
 
@@ -59,7 +60,7 @@ def shape_args(args: tuple[Any, ...], what: str) -> tuple[int, ...]:
 def as_name(value: Any, what: str) -> bytes:
     """A non-empty str name, encoded for the C API."""
     if not isinstance(value, str):
-        raise Error(Status.INVALID_ARGUMENT, f"{what} {value!r} is not a str")
+        raise Error(Status.INVALID_ARGUMENT, f"{what} {shown(value)} is not a str")
     if "\0" in value:
-        raise Error(Status.INVALID_ARGUMENT, f"{what} {value!r} contains a NUL character")
+        raise Error(Status.INVALID_ARGUMENT, f"{what} {shown(value)} contains a NUL character")
     return value.encode("utf-8")

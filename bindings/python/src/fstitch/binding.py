@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._show import shown
 from .errors import Error, Status
 from .specs import TensorSpec
 
 
 def _names(specs: Sequence[TensorSpec]) -> str:
-    return ", ".join(repr(spec.name) for spec in specs) or "none"
+    return ", ".join(shown(spec.name) for spec in specs) or "none"
 
 
 def _by_name(specs: Sequence[TensorSpec], given: Mapping[str, Any], kind: str) -> list[Any]:
@@ -19,12 +20,12 @@ def _by_name(specs: Sequence[TensorSpec], given: Mapping[str, Any], kind: str) -
         if name not in known:
             raise Error(
                 Status.INVALID_ARGUMENT,
-                f"unknown {kind} {name!r}; the graph's {kind}s are {_names(specs)}",
+                f"unknown {kind} {shown(name)}; the graph's {kind}s are {_names(specs)}",
             )
     missing = [spec.name for spec in specs if spec.name not in given]
     if missing:
         raise Error(
-            Status.INVALID_ARGUMENT, f"missing {kind}(s) {', '.join(repr(n) for n in missing)}"
+            Status.INVALID_ARGUMENT, f"missing {kind}(s) {', '.join(shown(n) for n in missing)}"
         )
     return [given[spec.name] for spec in specs]
 

@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import _lib
+from ._show import shown
 from ._args import C_INT_RANGE, as_int
 from ._call import check, decode
 from ._handle import OwnedHandle
@@ -36,7 +37,7 @@ def _options(
             check(lib.fst_context_options_set_log_level(options, c_value(level)))
         if cache_dir is not None:
             if not isinstance(cache_dir, (str, os.PathLike)):
-                raise Error(Status.INVALID_ARGUMENT, f"cache_dir {cache_dir!r} is not a path")
+                raise Error(Status.INVALID_ARGUMENT, f"cache_dir {shown(cache_dir)} is not a path")
             check(lib.fst_context_options_set_cache_dir(options, os.fsencode(cache_dir)))
         if thunk is not None:
             check(lib.fst_context_options_set_log_callback(options, thunk, None))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _lib
+from ._show import shown
 from .errors import Error, Status
 
 try:  # optional: a real bfloat16 numpy dtype
@@ -157,7 +158,7 @@ def as_dtype(spec: Any, what: str = "dtype") -> DType:
             if spec in _ALIASES:
                 return _ALIASES[spec]
         raise Error(
-            Status.INVALID_ARGUMENT, f"{what} {spec!r} is not a dtype; expected one of {_names()}"
+            Status.INVALID_ARGUMENT, f"{what} {shown(spec)} is not a dtype; expected one of {_names()}"
         )
     if spec is bool:
         return DType.BOOL
@@ -185,7 +186,7 @@ def as_dtype(spec: Any, what: str = "dtype") -> DType:
             ),
         )
     raise Error(
-        Status.INVALID_ARGUMENT, f"{what} {spec!r} is not a dtype; expected one of {_names()}"
+        Status.INVALID_ARGUMENT, f"{what} {shown(spec)} is not a dtype; expected one of {_names()}"
     )
 
 

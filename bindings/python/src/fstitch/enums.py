@@ -10,6 +10,7 @@ import enum
 from typing import Any, TypeVar
 
 from . import _lib
+from ._show import shown
 from .errors import Error, Status
 
 _E = TypeVar("_E", bound=enum.Enum)
@@ -121,4 +122,4 @@ def parse(kind: type[_E], spec: Any, what: str) -> _E:
     names = ", ".join(
         repr(member.name.lower() if kind is LogLevel else member.value) for member in kind
     )
-    raise Error(Status.INVALID_ARGUMENT, f"{what} {spec!r} is not valid; expected one of {names}")
+    raise Error(Status.INVALID_ARGUMENT, f"{what} {shown(spec)} is not valid; expected one of {names}")

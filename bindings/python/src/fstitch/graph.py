@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _lib
+from ._show import shown
 from ._args import as_int, as_ints, as_name
 from ._call import check, decode
 from ._handle import OwnedHandle
@@ -122,7 +123,7 @@ class Graph(OwnedHandle):
             scalar = scalar.item()
         if isinstance(scalar, complex) or not isinstance(scalar, (numbers.Real, bool)):
             raise Error(
-                Status.INVALID_ARGUMENT, f"constant {scalar!r} is not a real number or bool"
+                Status.INVALID_ARGUMENT, f"constant {shown(scalar)} is not a real number or bool"
             )
         if dtype is DType.BOOL:
             return self._build("fst_constant_i64", dtype.code, 1 if scalar else 0)
@@ -134,7 +135,7 @@ class Graph(OwnedHandle):
             else:
                 raise Error(
                     Status.DTYPE,
-                    f"constant {scalar!r} is not an integer; it cannot be of dtype {dtype.value}",
+                    f"constant {shown(scalar)} is not an integer; it cannot be of dtype {dtype.value}",
                 )
             low, high = _INTEGER_RANGES[dtype]
             if not low <= integer <= high:

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from ._show import shown
 from ._args import as_address
 from .device_arrays import DeviceBuffer
 from .errors import Error, Status
@@ -37,7 +38,7 @@ def stream_handle(stream: Any) -> int | None:
         return None
     if isinstance(stream, bool):
         raise Error(
-            Status.INVALID_ARGUMENT, f"stream {stream!r} is a bool; expected a CUDA stream"
+            Status.INVALID_ARGUMENT, f"stream {shown(stream)} is a bool; expected a CUDA stream"
         )
     handle: Any = stream
     if not isinstance(stream, int):
@@ -50,13 +51,13 @@ def stream_handle(stream: Any) -> int | None:
         else:
             raise Error(
                 Status.INVALID_ARGUMENT,
-                f"stream {stream!r} is not a CUDA stream; pass an int handle or an object with "
+                f"stream {shown(stream)} is not a CUDA stream; pass an int handle or an object with "
                 ".cuda_stream (torch) or .ptr (CuPy)",
             )
     try:
         value = int(handle)
     except (TypeError, ValueError):
-        raise Error(Status.INVALID_ARGUMENT, f"stream {stream!r} has no integer handle") from None
+        raise Error(Status.INVALID_ARGUMENT, f"stream {shown(stream)} has no integer handle") from None
     return as_address(value, "stream handle")
 
 

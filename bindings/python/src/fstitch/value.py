@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import _lib
+from ._show import shown
 from ._args import as_ints, shape_args
 from ._call import check
 from .dtypes import DType
@@ -101,7 +102,7 @@ class Value:
             return "<fstitch.Value of a closed graph>"
         dims = ",".join(str(d) for d in self.shape)
         name = self.name
-        label = f" {name!r}" if name is not None else ""
+        label = f" {shown(name)}" if name is not None else ""
         return f"<fstitch.Value{label} {self.dtype.value}[{dims}]>"
 
     def __bool__(self) -> bool:
