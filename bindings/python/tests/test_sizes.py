@@ -94,3 +94,16 @@ def test_workspace_and_traffic_totals_beyond_memory(ctx):
         g.output(f"y{i}", g.input(f"x{i}", "u8", 2**62).max())
     raises(Status.OUT_OF_MEMORY, g.fuse, "more than 2^64 bytes")
     g.close()
+
+
+def test_an_output_too_large_to_allocate_is_out_of_memory(ctx):
+    g = ctx.graph()
+    x = g.input("x", "f32", 1)
+    g.output("y", x.broadcast_to(2**40))  # 4 TiB to allocate before the evaluator runs
+    raises(
+        Status.OUT_OF_MEMORY,
+        lambda: g.evaluate(x=np.ones(1, np.float32)),
+        "output 'y' (f32[1099511627776])",
+        "out of memory",
+    )
+    g.close()
