@@ -7,7 +7,6 @@
 
 #include "ir/builder.hpp"
 #include "ir/text.hpp"
-#include "support/checked_math.hpp"
 #include "support/error.hpp"
 
 namespace fstitch {
@@ -39,18 +38,6 @@ void expect_too_large(Graph& g, Body&& body, const std::string& what) {
   EXPECT_NE(message.find("more than the limit of 2^62 bytes for one value"), std::string::npos) << message;
   EXPECT_NE(message.find(what), std::string::npos) << message;
   EXPECT_EQ(g.size(), before) << "a failing builder added values";
-}
-
-TEST(CheckedMath, AddAndMulReportOverflow) {
-  EXPECT_EQ(checked_add<int64_t>(kTwoTo62, kTwoTo62 - 1).value(), INT64_MAX);
-  EXPECT_FALSE(checked_add<int64_t>(kTwoTo62, kTwoTo62).has_value());
-  EXPECT_EQ(checked_mul<uint64_t>(uint64_t{1} << 32, uint64_t{1} << 31).value(), uint64_t{1} << 63);
-  EXPECT_FALSE(checked_mul<uint64_t>(uint64_t{1} << 32, uint64_t{1} << 32).has_value());
-  EXPECT_FALSE(checked_mul<size_t>(static_cast<size_t>(kTwoTo61) + 32, 8).has_value());
-  const Error e = error_of(
-      [] { add_or_fail<uint64_t>(~uint64_t{0}, 1, StatusCode::kOutOfMemory, [] { return "sum"; }); });
-  EXPECT_EQ(e.code(), StatusCode::kOutOfMemory);
-  EXPECT_STREQ(e.what(), "sum");
 }
 
 TEST(ValueSize, TheLimitIsInclusive) {
