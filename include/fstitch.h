@@ -325,7 +325,9 @@ FST_API fst_status fst_graph_verify(const fst_graph* graph);
  *  Each returns the new value, or ::FST_VALUE_INVALID after recording an error on the graph
  *  (see the conventions at the top). All dims are int64_t, row-major, at most ::FST_MAX_RANK.
  *  Every dim must be at least 1: a negative dim is a shape error, a dim of 0 is
- *  ::FST_ERROR_UNSUPPORTED (empty tensors are not supported).
+ *  ::FST_ERROR_UNSUPPORTED (empty tensors are not supported). Every value is at most 2^62
+ *  bytes (element count times fst_dtype_size()): a builder whose result would be larger,
+ *  whatever its element count, fails with ::FST_ERROR_SHAPE (docs/API.md, "Size limits").
  *  @{ */
 
 /**
@@ -333,7 +335,7 @@ FST_API fst_status fst_graph_verify(const fst_graph* graph);
  * @param name Unique, non-empty input name (copied).
  * @param rank 0..::FST_MAX_RANK; @p dims may be NULL when @p rank is 0.
  * Errors: invalid argument (NULL/empty/duplicate name, unknown dtype), shape (rank too
- * large, dims < 1, element count overflowing int64).
+ * large, dims < 1, more than 2^62 bytes).
  */
 FST_API fst_value fst_input(fst_graph* graph, const char* name, fst_dtype dtype, size_t rank,
                             const int64_t* dims);
@@ -569,7 +571,9 @@ FST_API void fst_string_free(char* text);
  * @param outputs @p noutputs pointers to dense row-major host buffers, in output order.
  * Errors: invalid argument (NULL pointers, counts that differ from the graph's), the
  * graph's builder error or verification failure, unsupported (opaque operations),
- * out of memory. Thread-safe for concurrent calls on one graph.
+ * out of memory (also before any work, when the intermediates alive at once, 8 bytes per
+ * element, would exceed the machine's physical memory). Thread-safe for concurrent calls
+ * on one graph.
  */
 FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const void* const* inputs,
                                                 size_t ninputs, void* const* outputs, size_t noutputs);
@@ -637,7 +641,8 @@ FST_API fst_status fst_fuse_options_set_register_cap(fst_fuse_options* options, 
  * @param[out] out_fusion Receives the fusion; release with fst_fusion_destroy(). It keeps the
  *             graph's context alive and does not refer to the graph afterwards.
  * Errors: invalid argument (NULL), the graph's builder error or verification failure,
- * out of memory. Thread-safe for concurrent calls on one graph.
+ * out of memory (also when the workspace would exceed 2^62 bytes or the plan's global
+ * traffic 2^64 bytes). Thread-safe for concurrent calls on one graph.
  */
 FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* options, fst_fusion** out_fusion);
 

@@ -102,7 +102,9 @@ void validate_opaque_name(const std::string& name) {
   }
 }
 
-ValueType infer_type(const Graph& g, const Node& n) {
+namespace {
+
+ValueType infer_operation_type(const Graph& g, const Node& n) {
   for (ValueId id : n.operands) require_operand(g, id);
   const std::string op = op_name(n.op);
   switch (op_family(n.op)) {
@@ -234,6 +236,17 @@ ValueType infer_type(const Graph& g, const Node& n) {
   fail(StatusCode::kInternal, "unknown operation family");
 }
 
+}  // namespace
+
+ValueType infer_type(const Graph& g, const Node& n) {
+  ValueType t = infer_operation_type(g, n);
+  // Every value passes here, whatever built it, so byte sizes downstream cannot overflow.
+  validate_value_size(
+      t.dtype, t.dims,
+      n.op == OpKind::kInput ? "input \"" + n.name + "\"" : std::string(op_name(n.op)) + " result");
+  return t;
+}
+
 ValueId build_input(Graph& g, const std::string& name, DType dtype, const Dims& dims) {
   validate_io_name(name, "input");
   if (g.has_input_named(name))
@@ -276,6 +289,7 @@ ValueId build_binary(Graph& g, OpKind op, ValueId a, ValueId b) {
   require_same_dtype(g, op, a, b);
   require_dtype(g, op, a);
   Dims out = broadcast_dims(g.node(a).dims, g.node(b).dims);
+  validate_value_size(g.node(a).dtype, out, std::string(op_name(op)) + " result");
   ValueId ba = build_broadcast(g, a, out);
   ValueId bb = build_broadcast(g, b, out);
   Node n;
@@ -292,7 +306,8 @@ ValueId build_select(Graph& g, ValueId cond, ValueId a, ValueId b) {
   }
   require_same_dtype(g, OpKind::kSelect, a, b);
   Dims out = broadcast_dims(broadcast_dims(g.node(cond).dims, g.node(a).dims), g.node(b).dims);
-  validate_dims(out, "select result");
+  // Before any broadcast is added, so that a failing call leaves the graph unchanged.
+  validate_value_size(g.node(a).dtype, out, "select result");
   Node n;
   n.op = OpKind::kSelect;
   n.operands = {build_broadcast(g, cond, out), build_broadcast(g, a, out), build_broadcast(g, b, out)};

@@ -24,6 +24,11 @@ void Graph::add_output(std::string name, ValueId value) {
   outputs_.push_back({std::move(name), value});
 }
 
+uint64_t value_bytes(const Graph& graph, ValueId id) {
+  const Node& n = graph.node(id);
+  return byte_size(n.dtype, n.dims);
+}
+
 std::string describe_value(const Graph& graph, ValueId id) {
   const Node& n = graph.node(id);
   return "%" + std::to_string(id) + " (" + op_name(n.op) + ", " + dtype_name(n.dtype) +

@@ -62,6 +62,9 @@ class Graph {
   std::unordered_set<std::string> output_names_;
 };
 
+// Bytes of value `id`: at most kMaxValueBytes, as every value was checked when it was built.
+uint64_t value_bytes(const Graph& graph, ValueId id);
+
 // "%3 (f32[8,16])": how errors name a value.
 std::string describe_value(const Graph& graph, ValueId id);
 

@@ -1,7 +1,6 @@
 #include "ir/shape.hpp"
 
-#include <limits>
-
+#include "support/checked_math.hpp"
 #include "support/error.hpp"
 
 namespace fstitch {
@@ -25,11 +24,28 @@ void validate_dims(const Dims& dims, const std::string& what) {
            what + " has dim " + std::to_string(i) + " = " + std::to_string(d) +
                (d == 0 ? "; empty tensors are not supported" : "; dims must be at least 1"));
     }
-    if (n > std::numeric_limits<int64_t>::max() / d) {
+    const std::optional<int64_t> product = checked_mul(n, d);
+    if (!product) {
       fail(StatusCode::kShape, what + " " + dims_to_string(dims) + " has more elements than int64 can count");
     }
-    n *= d;
+    n = *product;
   }
+}
+
+void validate_value_size(DType dtype, const Dims& dims, const std::string& what) {
+  validate_dims(dims, what);
+  const int64_t elements = element_count(dims);
+  const auto element_bytes = static_cast<int64_t>(dtype_size(dtype));
+  const std::optional<int64_t> bytes = checked_mul(elements, element_bytes);
+  if (!bytes || *bytes > kMaxValueBytes) {
+    fail(StatusCode::kShape, what + " " + dtype_name(dtype) + dims_to_string(dims) + " has " +
+                                 std::to_string(elements) + " elements of " + std::to_string(element_bytes) +
+                                 " byte(s), more than the limit of 2^62 bytes for one value");
+  }
+}
+
+uint64_t byte_size(DType dtype, const Dims& dims) {
+  return static_cast<uint64_t>(element_count(dims)) * dtype_size(dtype);
 }
 
 std::string dims_to_string(const Dims& dims) {

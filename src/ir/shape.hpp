@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/dtype.hpp"
+
 namespace fstitch {
 
 using Dims = std::vector<int64_t>;
@@ -17,6 +19,21 @@ int64_t element_count(const Dims& dims);
 // Throws a shape Error (mentioning `what`) unless rank <= kMaxRank, every dim >= 1 and the
 // element count fits in int64.
 void validate_dims(const Dims& dims, const std::string& what);
+
+// The most bytes one value may have: 2^62 (4 EiB). Every value is checked against it when it
+// is created (validate_value_size, called by infer_type for every builder and so for the
+// text parser), so a value's byte size, the sum of a few such sizes and any index into a
+// value fit in int64 with room to spare. Totals over many values (the workspace, traffic
+// estimates) still use checked arithmetic (support/checked_math.hpp).
+constexpr int64_t kMaxValueBytes = int64_t{1} << 62;
+
+// Throws a shape Error (mentioning `what`) unless the dims are valid (validate_dims) and
+// their element count times dtype_size(dtype) is at most kMaxValueBytes.
+void validate_value_size(DType dtype, const Dims& dims, const std::string& what);
+
+// Element count x dtype size; callers validate first (validate_value_size), so it is at most
+// kMaxValueBytes.
+uint64_t byte_size(DType dtype, const Dims& dims);
 
 // "[8,16]"; "[]" for a scalar.
 std::string dims_to_string(const Dims& dims);

@@ -3,10 +3,12 @@
 // value, a row value, or an index-pure value computed on demand.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
 #include "plan/scratch.hpp"
+#include "support/checked_math.hpp"
 
 namespace fstitch {
 namespace {
@@ -79,10 +81,6 @@ int popcount64(uint64_t x) {
   return n;
 }
 
-size_t value_bytes(const Graph& g, ValueId id) {
-  return static_cast<size_t>(element_count(g.node(id).dims)) * dtype_size(g.node(id).dtype);
-}
-
 }  // namespace
 
 // Shared-memory buffers for the row cache: values sorted by their first pass take the first
@@ -128,11 +126,16 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
     free_after[static_cast<size_t>(chosen)] = last_pass(masks[i]);
     buffer_of[i] = chosen;
   }
-  size_t bytes = 4 * 32 * sizeof(double);  // reduction scratch, at most one array per type
-  for (DType t : types)
-    bytes += static_cast<size_t>(spec.cols) * (t == DType::kF64 || t == DType::kI64 ? 8 : 4);
   const size_t budget = std::min<size_t>(in.shared_budget, 48 * 1024);
-  if (bytes > budget) return false;
+  size_t bytes = 4 * 32 * sizeof(double);  // reduction scratch, at most one array per type
+  for (DType t : types) {
+    // Checked: a row may be far longer than any shared memory (up to 2^62 elements).
+    const size_t element_bytes = t == DType::kF64 || t == DType::kI64 ? 8 : 4;
+    const std::optional<size_t> row_bytes = checked_mul(static_cast<size_t>(spec.cols), element_bytes);
+    const std::optional<size_t> total = row_bytes ? checked_add(bytes, *row_bytes) : std::nullopt;
+    if (!total || *total > budget) return false;
+    bytes = *total;
+  }
   std::vector<size_t> by_value(cached.size());
   for (size_t i = 0; i < by_value.size(); ++i) by_value[i] = i;
   std::sort(by_value.begin(), by_value.end(), [&](size_t a, size_t b) { return cached[a] < cached[b]; });
@@ -460,7 +463,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     spec.grid_blocks = std::max<int64_t>(
         1, std::min<int64_t>((R + rows_per_block - 1) / rows_per_block, wave_threads / spec.block_threads));
   }
-  spec.elems_per_thread = static_cast<int>((C + spec.threads_per_row - 1) / spec.threads_per_row);
+  spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
 
   // Passes over each row: reductions of level L accumulate in pass L-1; stored element
   // values are written in the last pass. Element values needed by several passes are kept in
@@ -527,15 +530,19 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         masks.push_back(s);
         passes = 1;
       }
-      reads += value_bytes(g, v) * static_cast<uint64_t>(std::max(1, passes));
+      reads = add_traffic(reads, value_bytes(g, v), static_cast<uint64_t>(std::max(1, passes)));
     }
     return reads;
   };
   std::vector<ValueId> cached;
   uint64_t reads = need_passes(true, &cached);
-  const int slots = static_cast<int>(cached.size()) * spec.elems_per_thread;
+  // Register slots: cached.size() x elems_per_thread at most half the register cap, compared
+  // by division because a row may hold up to 2^62 elements.
+  const bool fits_registers =
+      cached.empty() || spec.elems_per_thread <=
+                            static_cast<int64_t>(in.register_cap / 2) / static_cast<int64_t>(cached.size());
   spec.cache = RowCache::kRegisters;
-  if (!cached.empty() && slots > in.register_cap / 2) {
+  if (!fits_registers) {
     // Too many for registers: a block-per-row kernel keeps its row in shared memory when it
     // fits the budget, buffers reused by values whose passes do not overlap.
     if (spec.schedule != ScheduleKind::kBlockPerRow || !assign_shared_cache(in, spec, cached, masks)) {
@@ -551,13 +558,22 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   (void)stores_elements;
   spec.bytes_read = reads;
   for (ValueId v : spec.stored) {
-    spec.bytes_written += value_bytes(g, v) * std::max<uint64_t>(1, in.output_count[static_cast<size_t>(v)]);
+    spec.bytes_written = add_traffic(spec.bytes_written, value_bytes(g, v),
+                                     std::max<uint64_t>(1, in.output_count[static_cast<size_t>(v)]));
   }
   for (ValueId v : members) {
     spec.compute_ops += op_compute_weight(g.node(v).op) * static_cast<double>(element_count(g.node(v).dims));
   }
   spec.est_seconds = estimate_seconds(in, spec);
   return true;
+}
+
+uint64_t add_traffic(uint64_t total, uint64_t bytes, uint64_t times) {
+  auto too_much = [] {
+    return std::string("the graph would move more than 2^64 bytes of global memory; it is too large");
+  };
+  return add_or_fail(total, mul_or_fail(bytes, times, StatusCode::kOutOfMemory, too_much),
+                     StatusCode::kOutOfMemory, too_much);
 }
 
 double estimate_seconds(const PlanInputs& in, const KernelSpec& spec) {
@@ -567,8 +583,8 @@ double estimate_seconds(const PlanInputs& in, const KernelSpec& spec) {
   const double active = std::min(threads, static_cast<double>(spec.rows) * spec.threads_per_row);
   const double saturation = std::min(1.0, active / (0.5 * a.sm_count * a.max_threads_per_sm));
   const double efficiency = std::max(saturation, 1e-3);
-  const double memory =
-      static_cast<double>(spec.bytes_read + spec.bytes_written) / (a.dram_bandwidth * efficiency);
+  const double bytes = static_cast<double>(spec.bytes_read) + static_cast<double>(spec.bytes_written);
+  const double memory = bytes / (a.dram_bandwidth * efficiency);
   const double compute = spec.compute_ops / (a.flops_per_second * efficiency);
   return a.launch_overhead_seconds + std::max(memory, compute);
 }

@@ -77,7 +77,7 @@ struct KernelSpec {
   int threads_per_row = 1;
   int block_threads = 256;
   int64_t grid_blocks = 1;
-  int elems_per_thread = 1;  // per row pass (ceil(cols / threads_per_row))
+  int64_t elems_per_thread = 1;  // per row pass (ceil(cols / threads_per_row)); rows may be long
   RowCache cache = RowCache::kRecompute;
   std::vector<ValueId> cached;             // element values kept across passes (sorted)
   std::vector<int> cache_buffer;           // kShared: buffer of each cached value (parallel)
@@ -118,6 +118,10 @@ bool is_fusable(const PlanInputs& in, ValueId id);
 // kernel under the policy.
 bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out,
                     std::string* why_not);
+
+// total + bytes x times: global-memory traffic, summed over many values and passes, so
+// checked; throws Error(kOutOfMemory) past 2^64 bytes.
+uint64_t add_traffic(uint64_t total, uint64_t bytes, uint64_t times = 1);
 
 // Estimated time of a kernel (launch + memory + compute, scaled by achieved parallelism).
 double estimate_seconds(const PlanInputs& in, const KernelSpec& spec);

@@ -5,11 +5,13 @@
 #include <limits>
 #include <locale>
 #include <map>
+#include <optional>
 #include <queue>
 #include <sstream>
 
 #include "plan/explore.hpp"
 #include "plan/op_class.hpp"
+#include "support/checked_math.hpp"
 #include "support/error.hpp"
 #include "support/number_text.hpp"
 
@@ -17,10 +19,6 @@ namespace fstitch {
 namespace {
 
 constexpr size_t kWorkspaceAlignment = 256;
-
-size_t value_bytes(const Graph& g, ValueId id) {
-  return static_cast<size_t>(element_count(g.node(id).dims)) * dtype_size(g.node(id).dtype);
-}
 
 // A kernel that writes a graph input or constant straight to an output.
 KernelSpec copy_spec(const PlanInputs& in, ValueId source) {
@@ -34,9 +32,29 @@ KernelSpec copy_spec(const PlanInputs& in, ValueId source) {
   const int64_t wave = static_cast<int64_t>(in.arch.sm_count) * in.arch.max_threads_per_sm / 256;
   spec.grid_blocks = std::max<int64_t>(1, std::min<int64_t>((spec.rows + 255) / 256, wave));
   spec.bytes_read = spec.loaded.empty() ? 0 : value_bytes(g, source);
-  spec.bytes_written = value_bytes(g, source) * in.output_count[static_cast<size_t>(source)];
+  spec.bytes_written = add_traffic(0, value_bytes(g, source), in.output_count[static_cast<size_t>(source)]);
   spec.est_seconds = estimate_seconds(in, spec);
   return spec;
+}
+
+// A workspace slot for a value: its bytes rounded up to the alignment. Cannot overflow, as a
+// value has at most 2^62 bytes.
+size_t workspace_slot_bytes(const Graph& g, ValueId id) {
+  return (value_bytes(g, id) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+// Appends a slot of `size` bytes to the workspace and returns its offset. The workspace is
+// one allocation, held to the limit on one value (2^62 bytes).
+size_t append_workspace_slot(FusionPlan& plan, size_t size) {
+  const size_t offset = plan.workspace_bytes;
+  const std::optional<size_t> end = checked_add(offset, size);
+  if (!end || *end > static_cast<size_t>(kMaxValueBytes)) {
+    fail(StatusCode::kOutOfMemory, "the workspace would need more than 2^62 bytes (" +
+                                       std::to_string(offset) + " bytes so far, plus " +
+                                       std::to_string(size) + "); the graph is too large");
+  }
+  plan.workspace_bytes = *end;
+  return offset;
 }
 
 std::string seconds_text(double s) {
@@ -170,18 +188,16 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   std::map<ValueId, size_t> workspace_offset;
   for (ValueId op : plan.opaque_ops) {
     if (output_indices.count(op)) continue;
-    const size_t size =
-        (value_bytes(graph, op) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-    workspace_offset[op] = plan.workspace_bytes;
-    plan.opaque_result_offsets[op] = plan.workspace_bytes;
-    blocks.push_back({plan.workspace_bytes, size, kForever});
-    plan.workspace_bytes += size;
+    const size_t size = workspace_slot_bytes(graph, op);
+    const size_t offset = append_workspace_slot(plan, size);
+    workspace_offset[op] = offset;
+    plan.opaque_result_offsets[op] = offset;
+    blocks.push_back({offset, size, kForever});
   }
   for (size_t i = 0; i < order.size(); ++i) {
     for (ValueId v : specs[static_cast<size_t>(order[i])].stored) {
       if (output_indices.count(v) || !last_use.count(v) || input_index.count(v)) continue;
-      const size_t size =
-          (value_bytes(graph, v) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+      const size_t size = workspace_slot_bytes(graph, v);
       const int until = last_use[v];
       bool placed = false;
       for (Block& b : blocks) {
@@ -193,9 +209,9 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
         }
       }
       if (!placed) {
-        workspace_offset[v] = plan.workspace_bytes;
-        blocks.push_back({plan.workspace_bytes, size, until});
-        plan.workspace_bytes += size;
+        const size_t offset = append_workspace_slot(plan, size);
+        workspace_offset[v] = offset;
+        blocks.push_back({offset, size, until});
       }
     }
   }
@@ -222,7 +238,8 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     for (ValueId v : k.spec.stored) {
       if (output_indices.count(v) || last_use.count(v)) add_param(v, true);
     }
-    plan.planned_bytes += k.spec.bytes_read + k.spec.bytes_written;
+    plan.planned_bytes =
+        add_traffic(add_traffic(plan.planned_bytes, k.spec.bytes_read), k.spec.bytes_written);
     plan.est_seconds += k.spec.est_seconds;
     plan.kernels.push_back(std::move(k));
   }
@@ -253,9 +270,11 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   }
 
   for (ValueId v : graph.inputs()) {
-    if (in.live[static_cast<size_t>(v)]) plan.lower_bound_bytes += value_bytes(graph, v);
+    if (in.live[static_cast<size_t>(v)])
+      plan.lower_bound_bytes = add_traffic(plan.lower_bound_bytes, value_bytes(graph, v));
   }
-  for (const GraphOutput& out : graph.outputs()) plan.lower_bound_bytes += value_bytes(graph, out.value);
+  for (const GraphOutput& out : graph.outputs())
+    plan.lower_bound_bytes = add_traffic(plan.lower_bound_bytes, value_bytes(graph, out.value));
   plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;
 }

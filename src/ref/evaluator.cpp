@@ -6,10 +6,13 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 #include "ref/elementwise.hpp"
 #include "ref/layout.hpp"
 #include "ref/reduce.hpp"
 #include "ref/tensor.hpp"
+#include "support/checked_math.hpp"
 #include "support/error.hpp"
 #include "support/quote.hpp"
 
@@ -79,12 +82,16 @@ Tensor constant_tensor(const Node& node) {
 // each intermediate only until its last use.
 class Evaluator {
  public:
-  explicit Evaluator(const Graph& graph)
-      : graph_(graph), values_(graph.size()), last_use_(graph.size(), kNoUse) {}
+  Evaluator(const Graph& graph, uint64_t memory_limit_bytes)
+      : graph_(graph),
+        values_(graph.size()),
+        last_use_(graph.size(), kNoUse),
+        memory_limit_(memory_limit_bytes) {}
 
   void run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
     check_buffers(inputs, outputs);
     plan_lifetimes();
+    check_peak_memory();
     size_t next_input = 0;
     for (size_t n = 0; n < graph_.size(); ++n) {
       const auto id = static_cast<ValueId>(n);
@@ -163,6 +170,46 @@ class Evaluator {
     }
   }
 
+  // Storage of value n's tensor: 8 bytes (a double or an int64) per element.
+  uint64_t storage_bytes(size_t n) const {
+    const auto elements = static_cast<uint64_t>(element_count(graph_.node(static_cast<ValueId>(n)).dims));
+    return mul_or_fail(elements, uint64_t{sizeof(double)}, StatusCode::kOutOfMemory, [&] {
+      return "the reference evaluator cannot hold " + describe_value(graph_, static_cast<ValueId>(n)) +
+             ": more than 2^64 bytes at 8 bytes per element";
+    });
+  }
+
+  // Walks the lifetimes of plan_lifetimes() and fails up front when the tensors alive at
+  // once would not fit in memory, instead of exhausting the machine halfway through.
+  void check_peak_memory() const {
+    std::vector<bool> released(graph_.size(), false);
+    uint64_t live = 0, peak = 0;
+    ValueId at_peak = 0;
+    for (size_t n = 0; n < graph_.size(); ++n) {
+      if (last_use_[n] == kNoUse) continue;
+      live = add_or_fail(live, storage_bytes(n), StatusCode::kOutOfMemory, [&] {
+        return "the reference evaluator would need more than 2^64 bytes to evaluate " +
+               describe_value(graph_, static_cast<ValueId>(n));
+      });
+      if (live > peak) {
+        peak = live;
+        at_peak = static_cast<ValueId>(n);
+      }
+      for (ValueId operand : graph_.node(static_cast<ValueId>(n)).operands) {
+        const auto k = static_cast<size_t>(operand);
+        if (last_use_[k] != n || released[k]) continue;
+        released[k] = true;
+        live -= storage_bytes(k);
+      }
+    }
+    if (peak > memory_limit_) {
+      fail(StatusCode::kOutOfMemory,
+           "out of memory: the reference evaluator would hold " + std::to_string(peak) +
+               " bytes at once (8 bytes per element) when evaluating " + describe_value(graph_, at_peak) +
+               ", more than the " + std::to_string(memory_limit_) + " bytes it may use");
+    }
+  }
+
   const Tensor& operand(const Node& node, size_t k) const {
     if (k >= node.operands.size()) {
       ref::internal_error(std::string(op_name(node.op)) + " has " + std::to_string(node.operands.size()) +
@@ -229,13 +276,27 @@ class Evaluator {
   const Graph& graph_;
   std::vector<std::optional<Tensor>> values_;
   std::vector<size_t> last_use_;
+  uint64_t memory_limit_;
 };
 
 }  // namespace
 
 void evaluate_reference(const Graph& graph, const std::vector<const void*>& inputs,
                         const std::vector<void*>& outputs) {
-  Evaluator(graph).run(inputs, outputs);
+  evaluate_reference(graph, inputs, outputs, physical_memory_bytes());
+}
+
+void evaluate_reference(const Graph& graph, const std::vector<const void*>& inputs,
+                        const std::vector<void*>& outputs, uint64_t memory_limit_bytes) {
+  Evaluator(graph, memory_limit_bytes).run(inputs, outputs);
+}
+
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return std::numeric_limits<uint64_t>::max();  // unknown: no limit
+  return checked_mul(static_cast<uint64_t>(pages), static_cast<uint64_t>(page_size))
+      .value_or(std::numeric_limits<uint64_t>::max());
 }
 
 }  // namespace fstitch

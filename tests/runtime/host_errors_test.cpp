@@ -115,6 +115,10 @@ TEST(HostErrors, InvalidLaunchConfigurations) {
   const Error too_large = launch_error("fst_traps", {1000}, {256}, 0, cooperative);
   EXPECT_EQ(too_large.code(), StatusCode::kLaunch);
   EXPECT_CONTAINS(too_large.what(), "too large to keep resident");
+  // 2^54 blocks of 1024 threads: 2^64 threads, which must not wrap to 0 and pass.
+  const Error wrapping = launch_error("fst_traps", {1u << 24, 1u << 15, 1u << 15}, {1024}, 0, cooperative);
+  EXPECT_EQ(wrapping.code(), StatusCode::kLaunch);
+  EXPECT_CONTAINS(wrapping.what(), "(more than 2^64 threads) is too large to keep resident");
 }
 
 TEST(HostErrors, UnknownKernelsAndMissingParameters) {

@@ -423,6 +423,28 @@ def test_workspaces(standin, cuda_ctx):
     assert standin.lib.fake_cuda_allocation_count() >= 1
 
 
+def test_workspace_bytes_are_exact(standin, cuda_ctx):
+    g = cuda_ctx.graph()
+    x = g.input("x", "f32", (8, 64))
+    g.output("y", (x.exp().sum(axis=1, keepdims=True) * x).sin())
+    fusion = g.fuse(policy="none")
+    size = fusion.workspace_size
+    # 3 * 2^62 bytes: negative in int64, but plenty for the fusion.
+    fusion.run(
+        x=CaiArray((8, 64)),
+        outputs=[CaiArray((8, 64))],
+        workspace=CaiArray((2**62, 3), "|u1", pointer=0x100000),
+    )
+    assert len(standin.launches()) == len(fusion.kernels)
+    # Two negative dims multiply to the right size, but describe no array.
+    with pytest.raises(fstitch.Error, match="has a negative dim"):
+        fusion.run(
+            x=CaiArray((8, 64)),
+            outputs=[CaiArray((8, 64))],
+            workspace=CaiArray((-1, -size), "|u1"),
+        )
+
+
 def test_kernel_launch_with_device_arrays(standin, scaled):
     kernel = scaled.kernels[0]
     standin.record_params(scaled)

@@ -4,10 +4,12 @@
 #include <atomic>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "runtime/host/worker_pool.hpp"
+#include "support/checked_math.hpp"
 #include "support/error.hpp"
 
 namespace fstitch::host {
@@ -164,10 +166,13 @@ KernelLaunch make_kernel_launch(const std::string& kernel_name, KernelEntry entr
   launch.dynamic_shared_bytes = dynamic_shared_bytes;
   launch.order = options.order;
   launch.stack_bytes = options.stack_bytes;
-  const std::uint64_t threads = block_count(launch.grid) * launch.threads_per_block;
-  if (options.cooperative && threads > kMaxCooperativeThreads) {
+  // Up to 2^63 blocks of 1024 threads: the product may not fit in 64 bits.
+  const std::optional<std::uint64_t> threads =
+      checked_mul(block_count(launch.grid), std::uint64_t{launch.threads_per_block});
+  if (options.cooperative && (!threads || *threads > kMaxCooperativeThreads)) {
     fail(StatusCode::kLaunch, what + "a cooperative grid of " + dims_text(grid) + " blocks of " +
-                                  dims_text(block) + " threads (" + std::to_string(threads) +
+                                  dims_text(block) + " threads (" +
+                                  (threads ? std::to_string(*threads) : std::string("more than 2^64")) +
                                   " threads) is too large to keep resident on the host; the limit is " +
                                   std::to_string(kMaxCooperativeThreads) + " threads");
   }

@@ -8,6 +8,7 @@ checks against the graph and passes to the library.
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -71,6 +72,14 @@ def _compact(shape: tuple[int, ...], strides: tuple[int, ...] | None, unit: int)
     return True
 
 
+def _nbytes(shape: tuple[int, ...], unit: int, what: str) -> int:
+    """Exact bytes of a dense array of `shape` (Python ints: no int64 wrap); negative dims
+    are refused, since two of them would multiply to a plausible size."""
+    if any(dim < 0 for dim in shape):
+        raise Error(Status.INVALID_ARGUMENT, f"{what}: shape {shape} has a negative dim")
+    return math.prod(shape) * unit
+
+
 def _detached(obj: Any) -> Any:
     """torch tensors that require grad refuse both protocols; the data is all a run needs."""
     if getattr(obj, "requires_grad", False) and hasattr(obj, "detach"):
@@ -130,7 +139,7 @@ def _from_interface(obj: Any, interface: dict, what: str) -> DeviceBuffer:
     return DeviceBuffer(
         pointer=int(pointer or 0),
         shape=shape,
-        nbytes=int(np.prod(shape, dtype=np.int64)) * dtype.itemsize,
+        nbytes=_nbytes(shape, dtype.itemsize, what),
         element=str(dtype),
         dtypes=_dtypes_of_numpy(dtype),
         contiguous=_compact(shape, strides, dtype.itemsize),
@@ -160,7 +169,7 @@ def _from_dlpack(obj: Any, stream: int, what: str) -> DeviceBuffer:
     return DeviceBuffer(
         pointer=tensor.pointer,
         shape=tensor.shape,
-        nbytes=int(np.prod(tensor.shape, dtype=np.int64)) * (tensor.bits * tensor.lanes // 8),
+        nbytes=_nbytes(tensor.shape, tensor.bits * tensor.lanes // 8, what),
         element=element,
         dtypes=frozenset({kind}) if kind is not None else frozenset(),
         contiguous=_compact(tensor.shape, tensor.strides, 1),

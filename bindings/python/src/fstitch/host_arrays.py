@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -49,7 +51,8 @@ def input_array(spec: TensorSpec, obj: Any, what: str, backend: str) -> np.ndarr
     except Exception as error:  # noqa: BLE001 - any conversion failure is the caller's argument
         raise Error(Status.INVALID_ARGUMENT, f"{what} is not an array: {error}") from None
     _check(spec, array, what)
-    return np.ascontiguousarray(array)
+    with _allocation(what):
+        return np.ascontiguousarray(array)
 
 
 def output_array(spec: TensorSpec, obj: Any, what: str, backend: str) -> np.ndarray:
@@ -72,7 +75,21 @@ def output_array(spec: TensorSpec, obj: Any, what: str, backend: str) -> np.ndar
 
 def new_output(spec: TensorSpec) -> np.ndarray:
     """A fresh output array of the spec's dtype and shape."""
-    return np.empty(spec.shape, dtype=spec.dtype.numpy)
+    with _allocation(f"output '{spec.name}' ({spec.describe()})"):
+        return np.empty(spec.shape, dtype=spec.dtype.numpy)
+
+
+@contextmanager
+def _allocation(what: str) -> Iterator[None]:
+    """numpy's refusals of an array too large to allocate, as Error(OUT_OF_MEMORY)."""
+    try:
+        yield
+    except MemoryError as error:
+        raise Error(Status.OUT_OF_MEMORY, f"{what}: out of memory ({error})") from None
+    except ValueError as error:  # "array is too big": more bytes than numpy can address
+        if "too big" not in str(error) and "maximum" not in str(error):
+            raise
+        raise Error(Status.OUT_OF_MEMORY, f"{what}: out of memory ({error})") from None
 
 
 def workspace_address(obj: Any, size: int, backend: str) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import math
 import numbers
 from typing import Any
 
@@ -90,7 +91,7 @@ class Value:
     @property
     def size(self) -> int:
         """Number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def name(self) -> str | None:
