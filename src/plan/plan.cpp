@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "plan/explore.hpp"
+#include "plan/in_place.hpp"
 #include "plan/op_class.hpp"
 #include "support/error.hpp"
 
@@ -257,6 +258,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     if (in.live[static_cast<size_t>(v)]) plan.lower_bound_bytes += value_bytes(graph, v);
   }
   for (const GraphOutput& out : graph.outputs()) plan.lower_bound_bytes += value_bytes(graph, out.value);
+  annotate_in_place(graph, &plan);
   plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;
 }
