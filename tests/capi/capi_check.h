@@ -83,5 +83,6 @@ void test_text(void);
 void test_evaluate(void);
 void test_threads(void);
 void test_fusion(void);
+void test_aliasing(void);
 
 #endif /* FSTITCH_CAPI_CHECK_H */

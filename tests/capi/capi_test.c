@@ -171,6 +171,7 @@ int main(void) {
     test_evaluate();
     test_threads();
     test_fusion();
+    test_aliasing();
     fst_graph_destroy(other);
   }
   fst_context_destroy(capi_context);
