@@ -10,6 +10,7 @@ or $FSTITCH_FAKE_CUDA_LIBRARY).
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import pathlib
 
@@ -99,6 +100,10 @@ def clean_records(standin):
     standin.lib.fake_cuda_clear_records()
 
 
+# Default addresses of the stand-in arrays, 1 MiB apart: runs refuse overlapping buffers.
+_addresses = itertools.count(0x10000000, 0x100000)
+
+
 class CaiArray:
     """A device array by the CUDA Array Interface (the stand-in never dereferences it)."""
 
@@ -106,13 +111,15 @@ class CaiArray:
         self,
         shape,
         typestr="<f4",
-        pointer=0x10000,
+        pointer=None,
         stream=None,
         version=3,
         strides=None,
         readonly=False,
         mask=None,
     ):
+        if pointer is None:
+            pointer = next(_addresses)
         self.__cuda_array_interface__ = {
             "shape": tuple(shape),
             "typestr": typestr,
@@ -140,7 +147,7 @@ class DlpackArray:
         shape,
         code=dlpack.KDL_FLOAT,
         bits=32,
-        pointer=0x20000,
+        pointer=None,
         byte_offset=0,
         device=(2, 0),
         strides=None,
@@ -152,7 +159,7 @@ class DlpackArray:
         self._shape = (ctypes.c_int64 * len(shape))(*shape)
         self._strides = (ctypes.c_int64 * len(shape))(*strides) if strides is not None else None
         tensor = dlpack.DLTensor()
-        tensor.data = pointer
+        tensor.data = next(_addresses) if pointer is None else pointer
         tensor.device = dlpack.DLDevice(device[0], device[1])
         tensor.ndim = len(shape)
         tensor.dtype = dlpack.DLDataType(code, bits, 1)
