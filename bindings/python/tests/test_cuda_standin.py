@@ -227,6 +227,26 @@ def test_cuda_array_interface_pointers_and_stream(standin, scaled):
     assert tuple(launch.grid) == kernel.launch_config.grid
 
 
+def test_device_arrays_follow_the_aliasing_contract(standin, scaled):
+    x = CaiArray((8, 16), pointer=0x40000)
+    w = CaiArray((16,), pointer=0x50000)
+    # y = exp(x * w) written into x: an elementwise update in place, queued as asked.
+    launch = run_scaled(standin, scaled, x, w, CaiArray((8, 16), pointer=0x40000))
+    kernel = scaled.kernels[0]
+    output = [i for i, p in enumerate(kernel.params) if p.kind is fstitch.ParamKind.OUTPUT]
+    assert [launch.params[i] for i in output] == [0x40000]
+    # Part of x, or over w: refused before anything is queued.
+    for y, detail in [
+        (CaiArray((8, 16), pointer=0x40000 + 64), 'overlaps inputs[0] ("x") in part'),
+        (CaiArray((8, 16), pointer=0x50000 - 32), 'overlaps inputs[1] ("w") in part'),
+    ]:
+        with pytest.raises(fstitch.Error) as excinfo:
+            scaled.run(x=x, w=w, outputs={"y": y})
+        assert excinfo.value.status is Status.INVALID_ARGUMENT
+        assert detail in str(excinfo.value)
+    assert len(standin.launches()) == 1
+
+
 def test_no_stream_anywhere_is_the_default_stream(standin, scaled):
     launch = run_scaled(
         standin,
