@@ -336,6 +336,17 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     if (slot != plan.opaque_result_offsets.end()) out << ", result at workspace+" << slot->second;
     out << "\n";
   }
+  // The exact aliases runs accept (plan/in_place.hpp).
+  bool any_in_place = false;
+  for (size_t o = 0; o < plan.in_place_inputs.size(); ++o) {
+    if (plan.in_place_inputs[o].empty()) continue;
+    if (!any_in_place) out << "\nin place:\n";
+    any_in_place = true;
+    out << "  output " << o << " \"" << graph.outputs()[o].name << "\" may take the buffer of";
+    for (size_t i : plan.in_place_inputs[o])
+      out << " input " << i << " \"" << graph.node(graph.inputs()[i]).name << "\"";
+    out << "\n";
+  }
   return out.str();
 }
 

@@ -45,6 +45,9 @@ TEST(InPlace, ElementwiseUpdateMayTakeEveryInputItReads) {
   }
   EXPECT_NE(source.find("const float* __restrict__"), std::string::npos) << source;  // b
   EXPECT_NE(source.find("float* p"), std::string::npos) << source;
+  EXPECT_NE(dump_plan(g, p).find("output 0 \"y\" may take the buffer of input 0 \"x\" input 1 \"a\""),
+            std::string::npos)
+      << dump_plan(g, p);
 }
 
 TEST(InPlace, OtherElementSizesAreRefusedEvenAtTheSameByteSize) {
