@@ -695,9 +695,18 @@ FST_API fst_status fst_fusion_dump(const fst_fusion* fusion, char** out_text);
  *        allocate it for the run.
  * @param stream A CUstream for the CUDA backend (NULL: the default stream); ignored by the
  *        host backend, which runs synchronously.
- * Errors: invalid argument (NULL, wrong counts), no compiler, compile, launch (with the
- * driver's error name and text), out of memory, unsupported (the plan contains opaque
- * operations, which the caller runs). Thread-safe.
+ *
+ * Aliasing: inputs may overlap each other; outputs overlap no other output, the workspace
+ * overlaps no buffer, and an output overlaps an input only exactly (same address, same
+ * byte size) and only where the plan can update that input in place: the kernel writing
+ * the output reads the input only at the element each thread stores, through elementwise
+ * operations (no broadcast, permute or reduction of it), and no later kernel or opaque
+ * operation reads it (docs/API.md, "Buffer aliasing"). Every call checks the byte ranges
+ * (O(n log n) in the number of buffers) and refuses any other overlap with
+ * ::FST_ERROR_INVALID_ARGUMENT naming both buffers, before anything runs.
+ * Errors: invalid argument (NULL, wrong counts, overlapping buffers), no compiler, compile,
+ * launch (with the driver's error name and text), out of memory, unsupported (the plan
+ * contains opaque operations, which the caller runs). Thread-safe.
  */
 FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* inputs, size_t ninputs,
                                   void* const* outputs, size_t noutputs, void* workspace, void* stream);
@@ -778,8 +787,14 @@ FST_API fst_status fst_kernel_function(const fst_kernel* kernel, void** out_func
  * @param nargs Must equal fst_kernel_param_count().
  * @param stream A CUstream (NULL: the default stream) on the CUDA backend, where the call only
  *        queues the launch; the host backend ignores it and returns when the kernel is done.
- * Errors: invalid argument (NULL, a wrong count or a NULL address), no compiler, compile,
- * launch (a cooperative grid too large for the device among them). Thread-safe.
+ *
+ * Aliasing: the rule of fst_fusion_run() applies to the arguments. A written argument
+ * overlaps no other argument, except an output parameter that takes an input parameter's
+ * buffer exactly where the plan can update that input in place; launches in the plan's
+ * order keep that update correct.
+ * Errors: invalid argument (NULL, a wrong count or a NULL address, overlapping arguments),
+ * no compiler, compile, launch (a cooperative grid too large for the device among them).
+ * Thread-safe.
  */
 FST_API fst_status fst_kernel_launch(const fst_kernel* kernel, void* const* args, size_t nargs, void* stream);
 /** @} */

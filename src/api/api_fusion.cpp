@@ -4,6 +4,7 @@
 #include <locale>
 #include <sstream>
 
+#include "api/buffer_overlap.hpp"
 #include "api/fusion.hpp"
 #include "api/handles.hpp"
 #include "codegen/emit.hpp"
@@ -333,6 +334,10 @@ FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* i
   return guarded(__func__, [&] {
     require_not_null(fusion, "fusion");
     fstitch::api::check_run_buffers(fusion->graph, inputs, ninputs, outputs, noutputs);
+    fstitch::api::check_buffer_overlaps(
+        fusion->graph, fusion->plan,
+        fstitch::api::run_buffer_uses(fusion->graph, fusion->plan, inputs, outputs, workspace),
+        fstitch::api::BufferNaming::kRunArrays);
     require_no_opaque_ops(*fusion);
     if (fusion->context->active_backend() == fstitch::Backend::kCuda) {
       run_on_cuda(*fusion, inputs, outputs, workspace, stream);
@@ -477,6 +482,9 @@ FST_API fst_status fst_kernel_launch(const fst_kernel* kernel, void* const* args
     for (size_t i = 0; i < nargs; ++i) {
       if (args[i] == nullptr) fail(StatusCode::kInvalidArgument, "args[" + std::to_string(i) + "] is NULL");
     }
+    fstitch::api::check_buffer_overlaps(fusion.graph, fusion.plan,
+                                        fstitch::api::kernel_buffer_uses(fusion.graph, k, args),
+                                        fstitch::api::BufferNaming::kKernelArgs);
     fstitch::runtime::KernelArguments arguments;
     arguments.assign(args, nargs);
     if (fusion.context->active_backend() == fstitch::Backend::kCuda) {

@@ -216,7 +216,9 @@ class KernelEmitter {
       const KernelParam& p = k_.params[i];
       const std::string name = "p" + std::to_string(i);
       const DType t = g_.node(p.value).dtype;
-      out_ << (i ? ", " : "") << (p.written ? "" : "const ") << storage_type(t) << "* __restrict__ " << name;
+      // A parameter that may share memory with another (an in-place update) is not restrict.
+      const char* qualifier = p.aliasing == ParamAliasing::kMayAlias ? "* " : "* __restrict__ ";
+      out_ << (i ? ", " : "") << (p.written ? "" : "const ") << storage_type(t) << qualifier << name;
       if (p.written) {
         store_ptrs_[p.value].push_back(name);
       } else {
@@ -386,6 +388,25 @@ class KernelEmitter {
     }
   }
 
+  // The element values of the stored values (empty for a row kernel's row values), all
+  // computed before any is stored: an output that updates an input in place overwrites an
+  // element only after every read of it.
+  std::vector<std::string> stored_element_values() {
+    std::vector<std::string> values;
+    for (ValueId v : s_.stored) {
+      const bool element = s_.reduced_axes.empty() || s_.role(v) == ValueRole::kElement;
+      values.push_back(element ? value_at(v, kElement) : std::string());
+    }
+    return values;
+  }
+
+  void store_element_values() {
+    const std::vector<std::string> values = stored_element_values();
+    for (size_t i = 0; i < s_.stored.size(); ++i) {
+      if (!values[i].empty()) store(s_.stored[i], kElement, values[i]);
+    }
+  }
+
   // ---- elementwise schedule ---------------------------------------------------------
 
   void elementwise_body() {
@@ -446,14 +467,15 @@ class KernelEmitter {
         line("const long long f = base + " + std::to_string(j) + ";");
         auto saved = scope_;
         vector_lane_ = j;
-        for (ValueId v : s_.stored) {
-          const std::string value = value_at(v, kElement);
+        const std::vector<std::string> values = stored_element_values();
+        for (size_t i = 0; i < s_.stored.size(); ++i) {
+          const ValueId v = s_.stored[i];
           if (std::find(vector_stores.begin(), vector_stores.end(), v) != vector_stores.end()) {
             const DType t = g_.node(v).dtype;
             line("b" + std::to_string(v) + "[" + std::to_string(j) +
-                 "] = " + bits_from_storage(t, store_value_expr(t, value)) + ";");
+                 "] = " + bits_from_storage(t, store_value_expr(t, values[i])) + ";");
           } else {
-            store(v, kElement, value);
+            store(v, kElement, values[i]);
           }
         }
         vector_lane_ = -1;
@@ -497,7 +519,7 @@ class KernelEmitter {
     }
     ++indent_;
     in_element_loop_ = true;
-    for (ValueId v : s_.stored) store(v, kElement, value_at(v, kElement));
+    store_element_values();
     in_element_loop_ = false;
     --indent_;
     line("}");
@@ -780,11 +802,7 @@ class KernelEmitter {
     bool stores_elements = false;
     for (ValueId v : s_.stored) stores_elements = stores_elements || s_.role(v) == ValueRole::kElement;
     if (stores_elements) {
-      element_loop([&] {
-        for (ValueId v : s_.stored) {
-          if (s_.role(v) == ValueRole::kElement) store(v, kElement, value_at(v, kElement));
-        }
-      });
+      element_loop([&] { store_element_values(); });
     }
     --indent_;
     line("}");

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "plan/explore.hpp"
+#include "plan/in_place.hpp"
 #include "plan/op_class.hpp"
 #include "support/checked_math.hpp"
 #include "support/error.hpp"
@@ -275,6 +276,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   }
   for (const GraphOutput& out : graph.outputs())
     plan.lower_bound_bytes = add_traffic(plan.lower_bound_bytes, value_bytes(graph, out.value));
+  annotate_in_place(graph, &plan);
   plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;
 }
@@ -351,6 +353,17 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     out << "  opaque %" << v << " \"" << graph.node(v).name << "\": run by the caller";
     auto slot = plan.opaque_result_offsets.find(v);
     if (slot != plan.opaque_result_offsets.end()) out << ", result at workspace+" << slot->second;
+    out << "\n";
+  }
+  // The exact aliases runs accept (plan/in_place.hpp).
+  bool any_in_place = false;
+  for (size_t o = 0; o < plan.in_place_inputs.size(); ++o) {
+    if (plan.in_place_inputs[o].empty()) continue;
+    if (!any_in_place) out << "\nin place:\n";
+    any_in_place = true;
+    out << "  output " << o << " \"" << graph.outputs()[o].name << "\" may take the buffer of";
+    for (size_t i : plan.in_place_inputs[o])
+      out << " input " << i << " \"" << graph.node(graph.inputs()[i]).name << "\"";
     out << "\n";
   }
   return out.str();

@@ -13,11 +13,17 @@ namespace fstitch {
 
 enum class ParamKind : uint8_t { kInput = 1, kOutput = 2, kWorkspace = 3 };  // = fst_param_kind
 
+// Whether a kernel parameter may point to the same memory as another parameter of the
+// kernel: an output updating an input in place (plan/in_place.hpp). The generated code
+// declares only the others __restrict__.
+enum class ParamAliasing : uint8_t { kRestrict, kMayAlias };
+
 struct KernelParam {
   ParamKind kind;
   size_t index;   // input index, output index or workspace byte offset
   ValueId value;  // the graph value behind the pointer
   bool written;   // the kernel stores to it
+  ParamAliasing aliasing = ParamAliasing::kRestrict;
 };
 
 // How a kernel is launched. A kernel whose threads meet at a grid-wide barrier (values
@@ -59,6 +65,9 @@ struct FusionPlan {
   uint64_t lower_bound_bytes = 0;
   double est_seconds = 0;
   double planning_seconds = 0;
+  // Per graph output: the graph inputs whose buffer it may take exactly (an in-place
+  // update, plan/in_place.hpp), ascending. Runs refuse every other overlap.
+  std::vector<std::vector<size_t>> in_place_inputs;
 };
 
 // Plans a verified graph. Throws Error (kUnsupported) for an unknown target architecture.

@@ -84,5 +84,6 @@ void test_evaluate(void);
 void test_threads(void);
 void test_fusion(void);
 void test_sizes(void);
+void test_aliasing(void);
 
 #endif /* FSTITCH_CAPI_CHECK_H */

@@ -172,6 +172,7 @@ int main(void) {
     test_threads();
     test_fusion();
     test_sizes();
+    test_aliasing();
     fst_graph_destroy(other);
   }
   fst_context_destroy(capi_context);

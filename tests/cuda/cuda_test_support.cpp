@@ -233,11 +233,36 @@ void record_all_params(FakeCuda& fake, const fst_fusion* fusion) {
     fake.set_param_count(k.name.c_str(), static_cast<int>(k.params.size()));
 }
 
+namespace {
+
+// Bytes of `value`: runs refuse buffers whose ranges overlap, so each gets its full size.
+size_t value_bytes(const fst_graph* graph, fst_value value) {
+  fst_dtype dtype = FST_F32;
+  size_t rank = 0;
+  int64_t dims[FST_MAX_RANK] = {};
+  EXPECT_EQ(fst_value_dtype(graph, value, &dtype), FST_OK);
+  EXPECT_EQ(fst_value_rank(graph, value, &rank), FST_OK);
+  EXPECT_EQ(fst_value_dims(graph, value, FST_MAX_RANK, dims), FST_OK);
+  size_t bytes = fst_dtype_size(dtype);
+  for (size_t i = 0; i < rank; ++i) bytes *= static_cast<size_t>(dims[i]);
+  return bytes;
+}
+
+}  // namespace
+
 RunBuffers::RunBuffers(const fst_graph* graph) {
   size_t ninputs = 0, noutputs = 0;
   EXPECT_EQ(fst_graph_input_count(graph, &ninputs), FST_OK);
   EXPECT_EQ(fst_graph_output_count(graph, &noutputs), FST_OK);
-  storage.resize(ninputs + noutputs, std::vector<unsigned char>(64));
+  for (size_t i = 0; i < ninputs + noutputs; ++i) {
+    fst_value value = FST_VALUE_INVALID;
+    if (i < ninputs) {
+      EXPECT_EQ(fst_graph_input(graph, i, &value, nullptr), FST_OK);
+    } else {
+      EXPECT_EQ(fst_graph_output(graph, i - ninputs, &value, nullptr), FST_OK);
+    }
+    storage.emplace_back(value_bytes(graph, value));
+  }
   for (size_t i = 0; i < ninputs; ++i) inputs.push_back(storage[i].data());
   for (size_t i = 0; i < noutputs; ++i) outputs.push_back(storage[ninputs + i].data());
 }

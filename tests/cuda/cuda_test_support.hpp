@@ -155,7 +155,7 @@ std::vector<KernelInfo> kernels_of(const fst_fusion* fusion);
 void record_all_params(FakeCuda& fake, const fst_fusion* fusion);
 
 // Distinct buffers standing for device memory in runs (the stand-in never dereferences
-// kernel arguments): one per input and output of `graph`.
+// kernel arguments): one per input and output of `graph`, of its size.
 struct RunBuffers {
   explicit RunBuffers(const fst_graph* graph);
   std::vector<std::vector<unsigned char>> storage;

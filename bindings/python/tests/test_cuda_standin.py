@@ -10,6 +10,7 @@ or $FSTITCH_FAKE_CUDA_LIBRARY).
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import pathlib
 
@@ -99,6 +100,10 @@ def clean_records(standin):
     standin.lib.fake_cuda_clear_records()
 
 
+# Default addresses of the stand-in arrays, 1 MiB apart: runs refuse overlapping buffers.
+_addresses = itertools.count(0x10000000, 0x100000)
+
+
 class CaiArray:
     """A device array by the CUDA Array Interface (the stand-in never dereferences it)."""
 
@@ -106,13 +111,15 @@ class CaiArray:
         self,
         shape,
         typestr="<f4",
-        pointer=0x10000,
+        pointer=None,
         stream=None,
         version=3,
         strides=None,
         readonly=False,
         mask=None,
     ):
+        if pointer is None:
+            pointer = next(_addresses)
         self.__cuda_array_interface__ = {
             "shape": tuple(shape),
             "typestr": typestr,
@@ -140,7 +147,7 @@ class DlpackArray:
         shape,
         code=dlpack.KDL_FLOAT,
         bits=32,
-        pointer=0x20000,
+        pointer=None,
         byte_offset=0,
         device=(2, 0),
         strides=None,
@@ -152,7 +159,7 @@ class DlpackArray:
         self._shape = (ctypes.c_int64 * len(shape))(*shape)
         self._strides = (ctypes.c_int64 * len(shape))(*strides) if strides is not None else None
         tensor = dlpack.DLTensor()
-        tensor.data = pointer
+        tensor.data = next(_addresses) if pointer is None else pointer
         tensor.device = dlpack.DLDevice(device[0], device[1])
         tensor.ndim = len(shape)
         tensor.dtype = dlpack.DLDataType(code, bits, 1)
@@ -218,6 +225,26 @@ def test_cuda_array_interface_pointers_and_stream(standin, scaled):
     expected = [pointers[p.kind][p.index] for p in kernel.params]
     assert [launch.params[i] for i in range(launch.param_count)] == expected
     assert tuple(launch.grid) == kernel.launch_config.grid
+
+
+def test_device_arrays_follow_the_aliasing_contract(standin, scaled):
+    x = CaiArray((8, 16), pointer=0x40000)
+    w = CaiArray((16,), pointer=0x50000)
+    # y = exp(x * w) written into x: an elementwise update in place, queued as asked.
+    launch = run_scaled(standin, scaled, x, w, CaiArray((8, 16), pointer=0x40000))
+    kernel = scaled.kernels[0]
+    output = [i for i, p in enumerate(kernel.params) if p.kind is fstitch.ParamKind.OUTPUT]
+    assert [launch.params[i] for i in output] == [0x40000]
+    # Part of x, or over w: refused before anything is queued.
+    for y, detail in [
+        (CaiArray((8, 16), pointer=0x40000 + 64), 'overlaps inputs[0] ("x") in part'),
+        (CaiArray((8, 16), pointer=0x50000 - 32), 'overlaps inputs[1] ("w") in part'),
+    ]:
+        with pytest.raises(fstitch.Error) as excinfo:
+            scaled.run(x=x, w=w, outputs={"y": y})
+        assert excinfo.value.status is Status.INVALID_ARGUMENT
+        assert detail in str(excinfo.value)
+    assert len(standin.launches()) == 1
 
 
 def test_no_stream_anywhere_is_the_default_stream(standin, scaled):

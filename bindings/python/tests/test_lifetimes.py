@@ -141,3 +141,118 @@ def test_context_queries(ctx, cache_dir):
     with fstitch.Context(backend="host", cache_dir="off") as off:
         assert off.cache_dir == "off"
     assert "backend=host" in repr(ctx)
+
+
+class _HeldCall:
+    """Stands in for the library function `name`: each call signals that it has started and
+    waits for release() before calling the real function. Also records when the handle's
+    destroy function runs; a destroy while the call is held is recorded and skipped (it
+    would free what the call is using)."""
+
+    def __init__(self, monkeypatch, name: str, destroy: str) -> None:
+        lib = fstitch._lib.library()
+        self.started = threading.Event()
+        self._released = threading.Event()
+        self.events: list[str] = []
+        real_call = getattr(lib, name)
+        real_destroy = getattr(lib, destroy)
+
+        def held(*args):
+            self.started.set()
+            assert self._released.wait(60), "the test never released the call"
+            status = real_call(*args)
+            self.events.append("returned")
+            return status
+
+        def recorded_destroy(pointer):
+            if self.started.is_set() and "returned" not in self.events:
+                self.events.append("destroyed during the call")
+                return
+            self.events.append("destroyed")
+            real_destroy(pointer)
+
+        monkeypatch.setattr(lib, name, held)
+        monkeypatch.setattr(lib, destroy, recorded_destroy)
+
+    def release(self) -> None:
+        self._released.set()
+
+
+def _in_thread(function):
+    """Runs `function` on a new thread; returns the thread and a list that gets its result
+    or the exception it raised."""
+    outcome: list = []
+
+    def body():
+        try:
+            outcome.append(function())
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            outcome.append(error)
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    return thread, outcome
+
+
+def test_fusion_close_during_a_run_waits_for_the_run(ctx, monkeypatch):
+    g = ctx.graph()
+    x = g.input("x", "f32", 64)
+    g.output("y", x * 2 + 1)
+    fusion = g.fuse()
+    data = np.arange(64, dtype=np.float32)
+    fusion.run(x=data)  # compiled before the call is held
+    held = _HeldCall(monkeypatch, "fst_fusion_run", "fst_fusion_destroy")
+    thread, outcome = _in_thread(lambda: fusion.run(x=data)["y"])
+    assert held.started.wait(60)
+    fusion.close()  # returns at once; the run still holds the handle
+    assert fusion.closed
+    with pytest.raises(fstitch.Error, match="fusion is closed"):
+        fusion.run(x=data)
+    assert held.events == []
+    held.release()
+    thread.join()
+    assert not isinstance(outcome[0], BaseException), outcome[0]
+    np.testing.assert_array_equal(outcome[0], data * 2 + 1)
+    assert held.events == ["returned", "destroyed"]
+    fusion.close()
+    assert held.events == ["returned", "destroyed"]
+
+
+def test_fusion_close_during_a_kernel_launch_waits_for_it(ctx, monkeypatch):
+    g = ctx.graph()
+    x = g.input("x", "f32", 8)
+    g.output("y", x + 1)
+    fusion = g.fuse()
+    kernel = fusion.kernels[0]
+    data = np.ones(8, np.float32)
+    out = np.zeros(8, np.float32)
+    kernel.launch([data, out])
+    held = _HeldCall(monkeypatch, "fst_kernel_launch", "fst_fusion_destroy")
+    thread, outcome = _in_thread(lambda: kernel.launch([data, out]))
+    assert held.started.wait(60)
+    fusion.close()
+    with pytest.raises(fstitch.Error, match="fusion is closed"):
+        kernel.launch([data, out])
+    held.release()
+    thread.join()
+    assert outcome == [None]
+    assert held.events == ["returned", "destroyed"]
+
+
+def test_graph_close_during_evaluate_waits_for_it(ctx, monkeypatch):
+    g = ctx.graph()
+    x = g.input("x", "f32", 4)
+    g.output("y", x - 1)
+    data = np.ones(4, np.float32)
+    held = _HeldCall(monkeypatch, "fst_graph_evaluate_reference", "fst_graph_destroy")
+    thread, outcome = _in_thread(lambda: g.evaluate(x=data)["y"])
+    assert held.started.wait(60)
+    g.close()
+    assert g.closed
+    with pytest.raises(fstitch.Error, match="graph is closed"):
+        g.evaluate(x=data)
+    held.release()
+    thread.join()
+    assert not isinstance(outcome[0], BaseException), outcome[0]
+    assert outcome[0].tolist() == [0.0] * 4
+    assert held.events == ["returned", "destroyed"]

@@ -122,21 +122,21 @@ class Context(OwnedHandle):
     def backend(self) -> Backend:
         """The backend requested at creation (may be AUTO)."""
         value = ctypes.c_int()
-        check(_lib.library().fst_context_backend(self._handle, ctypes.byref(value)))
+        check(self._call("fst_context_backend", ctypes.byref(value)))
         return from_c(Backend, value.value)
 
     @property
     def active_backend(self) -> Backend:
         """The backend runs use: CUDA or HOST, never AUTO."""
         value = ctypes.c_int()
-        check(_lib.library().fst_context_active_backend(self._handle, ctypes.byref(value)))
+        check(self._call("fst_context_active_backend", ctypes.byref(value)))
         return from_c(Backend, value.value)
 
     @property
     def device_arch(self) -> int | None:
         """The device's compute capability as 10 * major + minor (90 for H100), None on host."""
         value = ctypes.c_int()
-        status = _lib.library().fst_context_device_arch(self._handle, ctypes.byref(value))
+        status = self._call("fst_context_device_arch", ctypes.byref(value))
         if status == Status.NO_DEVICE:
             return None
         check(status)
@@ -146,25 +146,21 @@ class Context(OwnedHandle):
     def log_level(self) -> LogLevel:
         """The log level in force."""
         value = ctypes.c_int()
-        check(_lib.library().fst_context_log_level(self._handle, ctypes.byref(value)))
+        check(self._call("fst_context_log_level", ctypes.byref(value)))
         return from_c(LogLevel, value.value)
 
     @property
     def cache_dir(self) -> str:
         """The disk cache directory in force, or "off"."""
         value = ctypes.c_char_p()
-        check(_lib.library().fst_context_cache_dir(self._handle, ctypes.byref(value)))
+        check(self._call("fst_context_cache_dir", ctypes.byref(value)))
         return decode(value.value)
 
     @api("Context.log")
     def log(self, level: Any, message: str) -> None:
         """Emits `message` at `level` through the context's logger."""
         parsed = parse(LogLevel, level, "level")
-        check(
-            _lib.library().fst_context_log(
-                self._handle, c_value(parsed), str(message).encode("utf-8")
-            )
-        )
+        check(self._call("fst_context_log", c_value(parsed), str(message).encode("utf-8")))
 
     def graph(self) -> Graph:
         """A new empty graph of this context."""

@@ -106,7 +106,7 @@ class Fusion(OwnedHandle):
         options = _fuse_options(policy, target, shared_memory, registers)
         try:
             pointer = _lib.FusionP()
-            check(lib.fst_fuse(graph._handle, options, ctypes.byref(pointer)))
+            check(graph._call("fst_fuse", options, ctypes.byref(pointer)))
         finally:
             lib.fst_fuse_options_destroy(options)
         try:
@@ -145,7 +145,7 @@ class Fusion(OwnedHandle):
         """The plan in words: kernels, operations, schedules, buffers, estimates, boundaries."""
         lib = _lib.library()
         text = ctypes.c_char_p()
-        check(lib.fst_fusion_dump(self._handle, ctypes.byref(text)))
+        check(self._call("fst_fusion_dump", ctypes.byref(text)))
         try:
             return decode(text.value)
         finally:
@@ -155,16 +155,14 @@ class Fusion(OwnedHandle):
     def workspace_size(self) -> int:
         """Bytes of workspace a run needs for intermediates between kernels."""
         size = ctypes.c_size_t()
-        check(_lib.library().fst_fusion_workspace_size(self._handle, ctypes.byref(size)))
+        check(self._call("fst_fusion_workspace_size", ctypes.byref(size)))
         return size.value
 
     def _planned(self) -> tuple[int, int]:
         planned = ctypes.c_uint64()
         lower = ctypes.c_uint64()
         check(
-            _lib.library().fst_fusion_planned_bytes(
-                self._handle, ctypes.byref(planned), ctypes.byref(lower)
-            )
+            self._call("fst_fusion_planned_bytes", ctypes.byref(planned), ctypes.byref(lower))
         )
         return planned.value, lower.value
 
@@ -183,13 +181,12 @@ class Fusion(OwnedHandle):
         """The kernels in launch order."""
         self._handle  # noqa: B018 - raises when the fusion is closed
         if self._kernels is None:
-            lib = _lib.library()
             count = ctypes.c_size_t()
-            check(lib.fst_fusion_kernel_count(self._handle, ctypes.byref(count)))
+            check(self._call("fst_fusion_kernel_count", ctypes.byref(count)))
             kernels = []
             for index in range(count.value):
                 pointer = _lib.KernelP()
-                check(lib.fst_fusion_kernel(self._handle, index, ctypes.byref(pointer)))
+                check(self._call("fst_fusion_kernel", index, ctypes.byref(pointer)))
                 kernels.append(Kernel(self, pointer, index))
             self._kernels = kernels
         return list(self._kernels)
@@ -245,6 +242,11 @@ class Kernel:
         self._fusion._handle  # noqa: B018 - raises when the fusion is closed
         return self._kernel
 
+    def _call(self, function: str, *args: Any) -> Any:
+        """Calls the library's `function` with this kernel first, holding its fusion in use."""
+        with self._fusion._in_use():
+            return getattr(_lib.library(), function)(self._kernel, *args)
+
     @property
     def fusion(self) -> Fusion:
         """The fusion this kernel belongs to."""
@@ -257,7 +259,7 @@ class Kernel:
 
     def _text(self, function: str) -> str:
         text = ctypes.c_char_p()
-        check(getattr(_lib.library(), function)(self._handle, ctypes.byref(text)))
+        check(self._call(function, ctypes.byref(text)))
         return decode(text.value)
 
     @property
@@ -284,9 +286,7 @@ class Kernel:
         """The CUBIN for the fusion's target, compiled as for :attr:`ptx`."""
         data = ctypes.c_void_p()
         size = ctypes.c_size_t()
-        check(
-            _lib.library().fst_kernel_cubin(self._handle, ctypes.byref(data), ctypes.byref(size))
-        )
+        check(self._call("fst_kernel_cubin", ctypes.byref(data), ctypes.byref(size)))
         if size.value == 0 or not data.value:
             return b""
         return ctypes.string_at(data.value, size.value)
@@ -298,18 +298,15 @@ class Kernel:
         block = (ctypes.c_uint32 * 3)()
         shared = ctypes.c_size_t()
         check(
-            _lib.library().fst_kernel_launch_config(
-                self._handle, grid, block, ctypes.byref(shared)
-            )
+            self._call("fst_kernel_launch_config", grid, block, ctypes.byref(shared))
         )
         return LaunchConfig(tuple(grid), tuple(block), shared.value)  # type: ignore[arg-type]
 
     @property
     def params(self) -> list[Param]:
         """The pointer parameters in order."""
-        lib = _lib.library()
         count = ctypes.c_size_t()
-        check(lib.fst_kernel_param_count(self._handle, ctypes.byref(count)))
+        check(self._call("fst_kernel_param_count", ctypes.byref(count)))
         graph = self._fusion._graph_ref()
         params = []
         for index in range(count.value):
@@ -317,8 +314,8 @@ class Kernel:
             position = ctypes.c_size_t()
             handle = _lib.fst_value()
             check(
-                lib.fst_kernel_param(
-                    self._handle,
+                self._call(
+                    "fst_kernel_param",
                     index,
                     ctypes.byref(kind),
                     ctypes.byref(position),
@@ -337,9 +334,7 @@ class Kernel:
         read = ctypes.c_uint64()
         written = ctypes.c_uint64()
         check(
-            _lib.library().fst_kernel_estimated_bytes(
-                self._handle, ctypes.byref(read), ctypes.byref(written)
-            )
+            self._call("fst_kernel_estimated_bytes", ctypes.byref(read), ctypes.byref(written))
         )
         return EstimatedBytes(read.value, written.value)
 
@@ -347,7 +342,7 @@ class Kernel:
     def launch_kind(self) -> LaunchKind:
         """REGULAR (cuLaunchKernel) or COOPERATIVE (all blocks resident, grid-wide barrier)."""
         kind = ctypes.c_int()
-        check(_lib.library().fst_kernel_launch_kind(self._handle, ctypes.byref(kind)))
+        check(self._call("fst_kernel_launch_kind", ctypes.byref(kind)))
         return from_c(LaunchKind, kind.value)
 
     @property
@@ -358,7 +353,7 @@ class Kernel:
             Error: UNSUPPORTED on the host backend.
         """
         function = ctypes.c_void_p()
-        check(_lib.library().fst_kernel_function(self._handle, ctypes.byref(function)))
+        check(self._call("fst_kernel_function", ctypes.byref(function)))
         return function.value or 0
 
     @api("Kernel.launch")

@@ -68,7 +68,7 @@ class Graph(OwnedHandle):
         self._build_lock = threading.RLock()
         if _pointer is None:
             _pointer = _lib.GraphP()
-            check(_lib.library().fst_graph_create(context._handle, ctypes.byref(_pointer)))
+            check(context._call("fst_graph_create", ctypes.byref(_pointer)))
         self._pointer = _pointer
 
     @classmethod
@@ -90,7 +90,7 @@ class Graph(OwnedHandle):
         data = text.encode("utf-8")
         pointer = _lib.GraphP()
         check(
-            _lib.library().fst_graph_parse(context._handle, data, len(data), ctypes.byref(pointer))
+            context._call("fst_graph_parse", data, len(data), ctypes.byref(pointer))
         )
         return cls(context, _pointer=pointer)
 
@@ -103,16 +103,16 @@ class Graph(OwnedHandle):
 
     def _raise_builder_error(self) -> None:
         lib = _lib.library()
-        status = lib.fst_graph_status(self._handle)
+        status = self._call("fst_graph_status")
         if status == Status.OK:  # not a graph error (cannot happen for a live graph)
             status = lib.fst_last_error_status()
             raise located(Error(status, decode(lib.fst_last_error_message())))
-        raise located(Error(status, decode(lib.fst_graph_error_message(self._handle))))
+        raise located(Error(status, decode(self._call("fst_graph_error_message"))))
 
     def _build(self, function: str, *args: Any) -> Value:
         """Calls the builder `function` on this graph; raises at once when it fails."""
         with self._build_lock:
-            handle = getattr(_lib.library(), function)(self._handle, *args)
+            handle = self._call(function, *args)
             if handle == _lib.VALUE_INVALID:
                 self._raise_builder_error()
         return Value(self, handle)
@@ -263,7 +263,7 @@ class Graph(OwnedHandle):
         encoded = as_name(name, "name")
         handle = self._operand(value, "value")
         with self._build_lock:
-            status = _lib.library().fst_output(self._handle, encoded, handle)
+            status = self._call("fst_output", encoded, handle)
             if status != Status.OK:
                 self._raise_builder_error()
         return value
@@ -271,17 +271,14 @@ class Graph(OwnedHandle):
     # -- queries -----------------------------------------------------------------------------
 
     def _entries(self, kind: str) -> list[tuple[str, Value]]:
-        lib = _lib.library()
         count = ctypes.c_size_t()
-        check(getattr(lib, f"fst_graph_{kind}_count")(self._handle, ctypes.byref(count)))
+        check(self._call(f"fst_graph_{kind}_count", ctypes.byref(count)))
         entries = []
         for index in range(count.value):
             handle = _lib.fst_value()
             name = ctypes.c_char_p()
             check(
-                getattr(lib, f"fst_graph_{kind}")(
-                    self._handle, index, ctypes.byref(handle), ctypes.byref(name)
-                )
+                self._call(f"fst_graph_{kind}", index, ctypes.byref(handle), ctypes.byref(name))
             )
             entries.append((decode(name.value), Value(self, handle.value)))
         return entries
@@ -328,18 +325,18 @@ class Graph(OwnedHandle):
     def value_count(self) -> int:
         """Number of values (operations) in the graph."""
         count = ctypes.c_size_t()
-        check(_lib.library().fst_graph_value_count(self._handle, ctypes.byref(count)))
+        check(self._call("fst_graph_value_count", ctypes.byref(count)))
         return count.value
 
     def verify(self) -> None:
         """Checks the graph (no builder error, at least one output, types); raises Error if not."""
-        check(_lib.library().fst_graph_verify(self._handle))
+        check(self._call("fst_graph_verify"))
 
     def text(self) -> str:
         """The graph in the text format; Graph.parse() reads it back."""
         lib = _lib.library()
         text = ctypes.c_char_p()
-        check(lib.fst_graph_print(self._handle, ctypes.byref(text)))
+        check(self._call("fst_graph_print", ctypes.byref(text)))
         try:
             return decode(text.value)
         finally:

@@ -63,8 +63,8 @@ def evaluate_graph(graph: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         input_specs, output_specs, inputs, None, "the reference evaluator"
     )
     check(
-        _lib.library().fst_graph_evaluate_reference(
-            graph._handle,
+        graph._call(
+            "fst_graph_evaluate_reference",
             _pointer_array([a.ctypes.data for a in arrays_in]),
             len(arrays_in),
             _pointer_array([a.ctypes.data for a in arrays_out]),
@@ -190,7 +190,7 @@ def run_fusion(
     output_specs = fusion.output_specs
     inputs, named = bind_inputs(input_specs, args, kwargs)
     given = bind_outputs(output_specs, outputs)
-    handle = fusion._handle
+    fusion._handle  # noqa: B018 - raises when the fusion is closed
     size = fusion.workspace_size
     keepalive: list[Any] = []  # what the C call reads, referenced until it returns
     if _on_cuda(fusion):
@@ -224,8 +224,8 @@ def run_fusion(
         addresses_out = [a.ctypes.data for a in arrays_out]
         results = arrays_out
     check(
-        _lib.library().fst_fusion_run(
-            handle,
+        fusion._call(
+            "fst_fusion_run",
             _pointer_array(addresses_in),
             len(addresses_in),
             _pointer_array(addresses_out),
@@ -299,7 +299,7 @@ def launch_kernel(kernel: Any, args: list[Any], stream: Any) -> None:
     else:
         stream_handle(stream)  # checked, then ignored: the host backend runs synchronously
     check(
-        _lib.library().fst_kernel_launch(
-            kernel._handle, _pointer_array(addresses), len(addresses), run_stream or None
+        kernel._call(
+            "fst_kernel_launch", _pointer_array(addresses), len(addresses), run_stream or None
         )
     )

@@ -63,11 +63,7 @@ class Value:
         """Element type."""
         if self._dtype is None:
             code = ctypes.c_int()
-            check(
-                _lib.library().fst_value_dtype(
-                    self._graph._handle, self._handle, ctypes.byref(code)
-                )
-            )
+            check(self._graph._call("fst_value_dtype", self._handle, ctypes.byref(code)))
             self._dtype = DType.from_code(code.value)
         return self._dtype
 
@@ -75,11 +71,10 @@ class Value:
     def shape(self) -> tuple[int, ...]:
         """Dims, row-major."""
         if self._shape is None:
-            lib = _lib.library()
             dims = (ctypes.c_int64 * _lib.MAX_RANK)()
             rank = ctypes.c_size_t()
-            check(lib.fst_value_rank(self._graph._handle, self._handle, ctypes.byref(rank)))
-            check(lib.fst_value_dims(self._graph._handle, self._handle, _lib.MAX_RANK, dims))
+            check(self._graph._call("fst_value_rank", self._handle, ctypes.byref(rank)))
+            check(self._graph._call("fst_value_dims", self._handle, _lib.MAX_RANK, dims))
             self._shape = tuple(int(dims[i]) for i in range(rank.value))
         return self._shape
 

@@ -296,6 +296,10 @@ impl Fusion {
     /// least [`Fusion::workspace_size`] bytes of the same kind. `stream` is NULL or a
     /// valid `CUstream`. On the CUDA backend the buffers must stay valid until the queued
     /// work completes.
+    ///
+    /// The buffers may overlap only as the library's aliasing contract allows (inputs with
+    /// each other; an output exactly over an input it may update in place); any other
+    /// overlap is refused with [`Status::InvalidArgument`] before anything runs.
     pub unsafe fn run_raw(
         &self,
         inputs: &[*const c_void],

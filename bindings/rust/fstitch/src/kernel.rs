@@ -221,7 +221,8 @@ impl<'f> Kernel<'f> {
     /// buffer of the right size: device pointers on the CUDA backend (workspace parameters
     /// at the workspace base plus their offset), host pointers on the host backend.
     /// `stream` is NULL or a valid `CUstream`; on the CUDA backend the buffers must stay
-    /// valid until the queued launch completes.
+    /// valid until the queued launch completes. Overlapping arguments follow the aliasing
+    /// contract of [`crate::Fusion::run_raw`].
     pub unsafe fn launch(&self, args: &[*mut c_void], stream: *mut c_void) -> Result<()> {
         check(sys::fst_kernel_launch(
             self.as_raw(),
