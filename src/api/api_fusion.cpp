@@ -165,6 +165,7 @@ std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
     const std::string& dir = context->config.cache_dir;
     options.disk_cache = dir != "off";
     if (options.disk_cache) options.cache_dir = dir;
+    options.unit_kernel_bytes = context->config.host_unit_kernel_bytes;
     // The kernels one by one (the same text as `source`), so that a large plan can be split.
     fstitch::host::HostModuleSource module_source{fstitch::kernel_prelude(), {}};
     for (const fstitch::PlannedKernel& k : plan.kernels)
