@@ -559,7 +559,8 @@ constexpr unsigned int param_count(void (*)(Args...)) {
 /* The runtime calls this once after loading the object; it returns the ABI version it
    accepted, or 0 when the table is from another version. Inline and kept (`used`): every
    translation unit of a split module defines it, and the linker keeps one. */
-extern "C" FST_HOST_EXPORT __attribute__((used)) inline unsigned int fst_host_bind(const fst_host_api* table) {
+extern "C" FST_HOST_EXPORT __attribute__((used)) inline unsigned int fst_host_bind(
+    const fst_host_api* table) {
   if (table == nullptr || table->abi_version != FST_HOST_ABI_VERSION) return 0;
   fst_host_detail::api = table;
   return FST_HOST_ABI_VERSION;

@@ -90,6 +90,7 @@ class ChildProcess {
 
   void kill_group_and_reap(ProcessResult* result) {
     kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);  // in case it moved to another group (setsid): it is not reaped, so still ours
     reap(true, result);
   }
 
