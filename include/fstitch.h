@@ -687,7 +687,11 @@ FST_API fst_status fst_fusion_dump(const fst_fusion* fusion, char** out_text);
  * compiles them with NVRTC if no PTX or CUBIN was requested before); later runs only queue
  * launches: no host synchronization, so a run can be captured into a CUDA graph, and
  * several threads may run the same fusion at once. A NULL @p workspace is allocated and
- * freed in stream order (cuMemAllocAsync / cuMemFreeAsync).
+ * freed in stream order (cuMemAllocAsync / cuMemFreeAsync). On the host backend the first
+ * run compiles the plan with the host C++ compiler (a large plan as several translation
+ * units in parallel); a compiler process that runs longer than FSTITCH_HOST_COMPILE_TIMEOUT
+ * seconds (default 600) is killed with everything it started, and the run fails with
+ * ::FST_ERROR_COMPILE.
  * @param inputs Graph inputs in input order; device pointers for the CUDA backend, host
  *        pointers for the host backend.
  * @param outputs Graph outputs in output order, same kind of pointers.

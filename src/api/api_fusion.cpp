@@ -169,7 +169,16 @@ std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
     const std::string& dir = context->config.cache_dir;
     options.disk_cache = dir != "off";
     if (options.disk_cache) options.cache_dir = dir;
-    host_module_ = fstitch::host::HostModule::compile(source, options);
+    options.unit_kernel_bytes = context->config.host_unit_kernel_bytes;
+    // The kernels one by one (the same text as `source`), so that a large plan can be split.
+    fstitch::host::HostModuleSource module_source{fstitch::kernel_prelude(), {}};
+    for (const fstitch::PlannedKernel& k : plan.kernels)
+      module_source.kernels.push_back(fstitch::emit_kernel(graph, k));
+    host_module_ = fstitch::host::HostModule::compile(module_source, options);
+    context->logger.log(fstitch::LogLevel::kDebug,
+                        "host module of " + std::to_string(plan.kernels.size()) + " kernel(s): " +
+                            std::to_string(host_module_->unit_count()) + " translation unit(s), " +
+                            (host_module_->loaded_from_cache() ? "from the disk cache" : "compiled"));
   }
   return host_module_;
 }

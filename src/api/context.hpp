@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "runtime/host/host_options.hpp"
 #include "support/log.hpp"
 
 namespace fstitch::jit {
@@ -27,6 +28,8 @@ struct ContextConfig {
   // The order in which the host backend runs the threads of a block between barriers
   // (FSTITCH_HOST_THREAD_ORDER=reverse): running tests both ways exposes missing barriers.
   bool host_reverse_thread_order = false;
+  // Kernel text per translation unit when the host backend splits a large plan's module.
+  std::size_t host_unit_kernel_bytes = host::kDefaultUnitKernelBytes;
   // The CUDA driver library to load (FSTITCH_CUDA_DRIVER, default libcuda.so.1).
   std::string cuda_driver_path;
 };

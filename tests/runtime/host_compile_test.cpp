@@ -27,36 +27,6 @@ extern "C" __global__ void fst_fill(float* y, float value, int n) {
 FST_HOST_ENTRY(fst_fill)
 )";
 
-// A fresh cache folder for one test, removed afterwards.
-class CacheFolder {
- public:
-  CacheFolder() : folder_(fs::temp_directory_path()) {}
-  std::string path() const { return folder_.path().string(); }
-
- private:
-  TemporaryFolder folder_;
-};
-
-// Sets an environment variable for one scope, then restores it.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnvironment() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 void expect_fills(const HostModule& module) {
   std::vector<float> y(100, 0.0f);
   float* yp = y.data();

@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <random>
 
@@ -17,6 +19,21 @@ const HostModule& test_kernels() {
     return HostModule::compile(kTestKernels, options);
   }();
   return *module;
+}
+
+CacheFolder::CacheFolder() : folder_(std::filesystem::temp_directory_path()) {}
+
+ScopedEnvironment::ScopedEnvironment(const char* name, const char* value) : name_(name) {
+  if (const char* old = std::getenv(name)) old_ = old;
+  setenv(name, value, 1);
+}
+
+ScopedEnvironment::~ScopedEnvironment() {
+  if (old_) {
+    setenv(name_, old_->c_str(), 1);
+  } else {
+    unsetenv(name_);
+  }
 }
 
 std::vector<float> random_floats(std::size_t count, float low, float high, std::uint32_t seed) {

@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/host/host_module.hpp"
+#include "runtime/host/object_cache.hpp"
 #include "support/error.hpp"
 
 // Whether `text` (a C string) contains `part`.
@@ -24,6 +26,29 @@ const HostModule& test_kernels();
 std::vector<float> random_floats(std::size_t count, float low, float high, std::uint32_t seed);
 // Whole numbers in [low, high] as floats: sums of a few thousand of them are exact in any order.
 std::vector<float> random_whole_floats(std::size_t count, int low, int high, std::uint32_t seed);
+
+// A fresh folder for one test (a cache folder, scripts), removed afterwards.
+class CacheFolder {
+ public:
+  CacheFolder();
+  std::string path() const { return folder_.path().string(); }
+
+ private:
+  TemporaryFolder folder_;
+};
+
+// Sets an environment variable for one scope, then restores it.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value);
+  ~ScopedEnvironment();
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // Runs `body`, which must throw Error; returns it (a failed expectation when it does not).
 Error catch_error(const std::function<void()>& body);

@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -44,13 +47,47 @@ std::optional<std::string> find_executable(const std::string& name) {
   }
 }
 
-ProcessResult run_compiler(const std::vector<std::string>& argv) {
+constexpr const char* kTimeoutVariable = "FSTITCH_HOST_COMPILE_TIMEOUT";
+
+ProcessResult run_compiler(const std::vector<std::string>& argv,
+                           std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
   g_compiler_processes.fetch_add(1, std::memory_order_relaxed);
-  return run_process(argv, kMaxLogBytes);
+  ProcessLimits limits;
+  limits.max_output = kMaxLogBytes;
+  limits.timeout = timeout;
+  return run_process(argv, limits);
+}
+
+// "600 s", "0.25 s": milliseconds as seconds, without trailing zeros.
+std::string seconds_text(std::chrono::milliseconds duration) {
+  const long long ms = duration.count();
+  std::string text = std::to_string(ms / 1000);
+  if (ms % 1000 != 0) {
+    std::string fraction = std::to_string(1000 + ms % 1000).substr(1);
+    while (fraction.back() == '0') fraction.pop_back();
+    text += "." + fraction;
+  }
+  return text + " s";
+}
+
+// Seconds as milliseconds (rounded up: a positive limit never becomes zero), or nothing
+// when `text` is not a plain positive number of seconds within kMaxCompileTimeout.
+std::optional<std::chrono::milliseconds> parse_seconds(const std::string& text) {
+  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.'))
+    return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double seconds = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(seconds) || seconds <= 0 ||
+      seconds > static_cast<double>(kMaxCompileTimeout.count())) {
+    return std::nullopt;
+  }
+  return std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
 }
 
 // `--version` output per compiler file (path, size, modification time): asked once.
-std::string compiler_identity(const std::string& path, const std::string& origin) {
+std::string compiler_identity(const std::string& path, const std::string& origin,
+                              const CompileTimeout& timeout) {
   struct stat info;
   std::string file_key = path;
   if (stat(path.c_str(), &info) == 0) {
@@ -64,11 +101,14 @@ std::string compiler_identity(const std::string& path, const std::string& origin
     const auto found = identities.find(file_key);
     if (found != identities.end()) return found->second;
   }
-  const ProcessResult result = run_compiler({path, "--version"});
+  const ProcessResult result = run_compiler({path, "--version"}, timeout.limit);
   if (result.spawn_error != 0 || !result.exited || result.exit_status != 0) {
     const std::string why = result.spawn_error != 0 ? std::strerror(result.spawn_error)
-                            : result.exited         ? "exit status " + std::to_string(result.exit_status)
-                                                    : "signal " + std::to_string(result.signal);
+                            : result.timed_out ? "it did not finish within " + seconds_text(timeout.limit) +
+                                                     " (" + timeout.origin + ") and was killed; " +
+                                                     kTimeoutVariable + " sets the limit in seconds"
+                            : result.exited ? "exit status " + std::to_string(result.exit_status)
+                                            : "signal " + std::to_string(result.signal);
     fail(StatusCode::kNoCompiler, "host C++ compiler " + origin + " does not run: '" + path +
                                       " --version' failed (" + why + ")" +
                                       (result.output.empty() ? "" : ":\n" + result.output));
@@ -80,7 +120,7 @@ std::string compiler_identity(const std::string& path, const std::string& origin
 
 }  // namespace
 
-HostCompiler find_host_compiler() {
+HostCompiler find_host_compiler(const CompileTimeout& timeout) {
   if (const char* chosen = std::getenv("FSTITCH_HOST_CXX"); chosen != nullptr && *chosen != '\0') {
     const std::string origin = std::string("FSTITCH_HOST_CXX='") + chosen + "'";
     const std::optional<std::string> path = find_executable(chosen);
@@ -89,11 +129,11 @@ HostCompiler find_host_compiler() {
                                         (std::strchr(chosen, '/') != nullptr ? "" : " on PATH") +
                                         "; set it to a C++17 compiler (a program, without arguments)");
     }
-    return {*path, compiler_identity(*path, origin)};
+    return {*path, compiler_identity(*path, origin, timeout)};
   }
   for (const char* name : {"c++", "g++", "clang++"}) {
     if (const std::optional<std::string> path = find_executable(name)) {
-      return {*path, compiler_identity(*path, std::string("'") + name + "' found on PATH")};
+      return {*path, compiler_identity(*path, std::string("'") + name + "' found on PATH", timeout)};
     }
   }
   fail(StatusCode::kNoCompiler,
@@ -111,17 +151,41 @@ std::vector<std::string> host_compile_flags(const HostCompileOptions& options) {
   return flags;
 }
 
-void compile_shared_object(const HostCompiler& compiler, const std::vector<std::string>& flags,
-                           const std::string& header, const std::string& source, const std::string& output) {
+CompileTimeout host_compile_timeout(const HostCompileOptions& options) {
+  const std::string range = "a number of seconds above 0 and at most " + seconds_text(kMaxCompileTimeout);
+  if (options.compile_timeout) {
+    if (*options.compile_timeout <= std::chrono::milliseconds::zero() ||
+        *options.compile_timeout > kMaxCompileTimeout)
+      fail(StatusCode::kInvalidArgument, "the host compile timeout must be " + range);
+    return {*options.compile_timeout, "the limit in the compile options"};
+  }
+  if (const char* text = std::getenv(kTimeoutVariable); text != nullptr && *text != '\0') {
+    const std::string origin = std::string(kTimeoutVariable) + "='" + text + "'";
+    const std::optional<std::chrono::milliseconds> limit = parse_seconds(text);
+    if (!limit) fail(StatusCode::kInvalidArgument, origin + " is not " + range);
+    return {*limit, origin};
+  }
+  return {kDefaultCompileTimeout, "the default limit"};
+}
+
+void run_host_compiler(const HostCompiler& compiler, const std::vector<std::string>& arguments,
+                       const std::string& output, const CompileTimeout& timeout) {
   std::vector<std::string> argv = {compiler.path};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-include", header, source, "-o", output});
-  const ProcessResult result = run_compiler(argv);
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  const ProcessResult result = run_compiler(argv, timeout.limit);
   // Exit status 127 without output is how a failed exec shows where posix_spawn cannot report it.
   if (result.spawn_error != 0 || (result.exited && result.exit_status == 127 && result.output.empty())) {
     fail(StatusCode::kNoCompiler,
          "cannot start the host C++ compiler " + compiler.path + ": " +
              (result.spawn_error != 0 ? std::strerror(result.spawn_error) : "exec failed (exit status 127)"));
+  }
+  if (result.timed_out) {
+    fail(StatusCode::kCompile, "the host C++ compiler did not finish within " + seconds_text(timeout.limit) +
+                                   " (" + timeout.origin +
+                                   ") and was killed with its process group: " + command_text(argv) +
+                                   "\nset " + kTimeoutVariable + " to a longer time in seconds (default " +
+                                   seconds_text(kDefaultCompileTimeout) + ") if the compiler is only slow" +
+                                   (result.output.empty() ? "" : "; its output so far:\n" + result.output));
   }
   if (result.exited && result.exit_status == 0) return;
   // Without an exit status (SIGCHLD ignored by the application), trust the output file.
@@ -132,6 +196,14 @@ void compile_shared_object(const HostCompiler& compiler, const std::vector<std::
   if (!result.exited && result.signal != 0)
     log = "killed by signal " + std::to_string(result.signal) + "\n" + log;
   fail(StatusCode::kCompile, command_text(argv) + " failed:\n" + log);
+}
+
+void compile_shared_object(const HostCompiler& compiler, const std::vector<std::string>& flags,
+                           const std::string& header, const std::string& source, const std::string& output,
+                           const CompileTimeout& timeout) {
+  std::vector<std::string> arguments = flags;
+  arguments.insert(arguments.end(), {"-include", header, source, "-o", output});
+  run_host_compiler(compiler, arguments, output, timeout);
 }
 
 std::uint64_t host_compiler_process_count() {

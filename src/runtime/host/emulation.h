@@ -93,9 +93,11 @@ typedef struct fst_host_api {
 #define __shared__ __shared___is_not_supported_declare_shared_memory_with_FST_SHARED
 #define FST_HOST_EXPORT __attribute__((visibility("default")))
 
+/* One of each per object: inline variables, so the translation units of a split module
+   (linked into one object) share them, as the inline functions below that use them must. */
 namespace fst_host_detail {
-static const fst_host_api* api = nullptr;
-static thread_local fst_host_thread* self = nullptr;
+inline const fst_host_api* api = nullptr;
+inline thread_local fst_host_thread* self = nullptr;
 }  // namespace fst_host_detail
 
 /* ---- Indices --------------------------------------------------------------------------- */
@@ -555,8 +557,10 @@ constexpr unsigned int param_count(void (*)(Args...)) {
 }  // namespace fst_host_detail
 
 /* The runtime calls this once after loading the object; it returns the ABI version it
-   accepted, or 0 when the table is from another version. */
-extern "C" FST_HOST_EXPORT unsigned int fst_host_bind(const fst_host_api* table) {
+   accepted, or 0 when the table is from another version. Inline and kept (`used`): every
+   translation unit of a split module defines it, and the linker keeps one. */
+extern "C" FST_HOST_EXPORT __attribute__((used)) inline unsigned int fst_host_bind(
+    const fst_host_api* table) {
   if (table == nullptr || table->abi_version != FST_HOST_ABI_VERSION) return 0;
   fst_host_detail::api = table;
   return FST_HOST_ABI_VERSION;

@@ -69,8 +69,11 @@ void* load_object(const fs::path& path, std::string* why) {
 
 }  // namespace
 
-HostModule::HostModule(void* handle, std::string object_path, bool from_cache)
-    : handle_(handle), object_path_(std::move(object_path)), from_cache_(from_cache) {}
+HostModule::HostModule(void* handle, std::string object_path, bool from_cache, std::size_t unit_count)
+    : handle_(handle),
+      object_path_(std::move(object_path)),
+      from_cache_(from_cache),
+      unit_count_(unit_count) {}
 
 HostModule::~HostModule() {
   dlclose(handle_);
@@ -78,11 +81,24 @@ HostModule::~HostModule() {
 
 std::shared_ptr<HostModule> HostModule::compile(const std::string& source,
                                                 const HostCompileOptions& options) {
-  const HostCompiler compiler = find_host_compiler();
+  return compile_units({source}, options);
+}
+
+std::shared_ptr<HostModule> HostModule::compile(const HostModuleSource& source,
+                                                const HostCompileOptions& options) {
+  return compile_units(split_module_units(source, options.unit_kernel_bytes), options);
+}
+
+std::shared_ptr<HostModule> HostModule::compile_units(const std::vector<std::string>& units,
+                                                      const HostCompileOptions& options) {
+  const CompileTimeout timeout = host_compile_timeout(options);
+  const HostCompiler compiler = find_host_compiler(timeout);
   const std::vector<std::string> flags = host_compile_flags(options);
   const std::string_view header = emulation_header_text();
   const std::string flag_text = join(flags);
-  const std::string key = host_object_key({header, compiler.path, compiler.identity, flag_text, source});
+  std::vector<std::string_view> key_parts = {header, compiler.path, compiler.identity, flag_text};
+  key_parts.insert(key_parts.end(), units.begin(), units.end());  // one unit: the key of the whole text
+  const std::string key = host_object_key(key_parts);
 
   std::optional<HostObjectCache> cache;
   if (options.disk_cache) cache = HostObjectCache::open(options.cache_dir);
@@ -90,7 +106,7 @@ std::shared_ptr<HostModule> HostModule::compile(const std::string& source,
   if (cache) {
     if (const std::optional<fs::path> cached = cache->find(key)) {
       if (void* handle = load_object(*cached, &why)) {
-        return std::shared_ptr<HostModule>(new HostModule(handle, cached->string(), true));
+        return std::shared_ptr<HostModule>(new HostModule(handle, cached->string(), true, units.size()));
       }
       cache->discard(key);  // unloadable: build it again
     }
@@ -98,11 +114,9 @@ std::shared_ptr<HostModule> HostModule::compile(const std::string& source,
 
   const TemporaryFolder work(cache ? cache->dir() : temporary_root());
   const fs::path header_path = work.path() / "emulation.h";
-  const fs::path source_path = work.path() / "kernels.cpp";
   const fs::path built_path = work.path() / "kernels.so";
   write_file(header_path, header);
-  write_file(source_path, source);
-  compile_shared_object(compiler, flags, header_path.string(), source_path.string(), built_path.string());
+  build_module_object(compiler, flags, header_path, units, work.path(), built_path, timeout);
   fs::path object = built_path;
   if (cache) {
     try {
@@ -113,7 +127,7 @@ std::shared_ptr<HostModule> HostModule::compile(const std::string& source,
   }
   void* handle = load_object(object, &why);
   if (handle == nullptr) fail(StatusCode::kCompile, "cannot load the compiled host object: " + why);
-  return std::shared_ptr<HostModule>(new HostModule(handle, object.string(), false));
+  return std::shared_ptr<HostModule>(new HostModule(handle, object.string(), false, units.size()));
 }
 
 void* HostModule::symbol(const std::string& name) const {

@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/host/host_options.hpp"
+#include "runtime/host/module_units.hpp"
 
 namespace fstitch::host {
 
@@ -17,6 +19,11 @@ class HostModule {
   // compiler can be found or run, Error(kCompile) with the compiler's command and output
   // when compilation fails. Safe to call from several threads at once.
   static std::shared_ptr<HostModule> compile(const std::string& source,
+                                             const HostCompileOptions& options = {});
+  // The same for a generated module given as its kernels: one translation unit when its
+  // kernel text fits in options.unit_kernel_bytes (the same object as compiling the joined
+  // text), else several (split_module_units), compiled in parallel and linked into one object.
+  static std::shared_ptr<HostModule> compile(const HostModuleSource& source,
                                              const HostCompileOptions& options = {});
 
   ~HostModule();
@@ -37,14 +44,20 @@ class HostModule {
   bool loaded_from_cache() const { return from_cache_; }
   // The loaded object's file (removed already when the disk cache was off).
   const std::string& object_path() const { return object_path_; }
+  // How many translation units the object is built from (1 unless the module was split).
+  std::size_t unit_count() const { return unit_count_; }
 
  private:
-  HostModule(void* handle, std::string object_path, bool from_cache);
+  HostModule(void* handle, std::string object_path, bool from_cache, std::size_t unit_count);
+  // Every compile: the object of these translation units, from the cache or built.
+  static std::shared_ptr<HostModule> compile_units(const std::vector<std::string>& units,
+                                                   const HostCompileOptions& options);
   void* symbol(const std::string& name) const;
 
   void* handle_;
   std::string object_path_;
   bool from_cache_;
+  std::size_t unit_count_;
 };
 
 }  // namespace fstitch::host

@@ -1,8 +1,10 @@
 // Options and limits of the host backend. Launches are shaped like cuLaunchKernel's.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,9 @@ struct HostLaunchOptions {
   unsigned int max_workers = 0;
 };
 
+// See HostCompileOptions::unit_kernel_bytes.
+inline constexpr std::size_t kDefaultUnitKernelBytes = 512 * 1024;
+
 struct HostCompileOptions {
   // Where compiled objects are kept; empty means FSTITCH_CACHE_DIR, else
   // $XDG_CACHE_HOME/fstitch, else ~/.cache/fstitch (objects go to its "host" folder).
@@ -35,6 +40,13 @@ struct HostCompileOptions {
   std::string optimization = "-O1";
   // Appended to the compiler's command line (and to the cache key).
   std::vector<std::string> extra_flags;
+  // How long one compiler process may run before its process group is killed; nothing
+  // means FSTITCH_HOST_COMPILE_TIMEOUT, else 10 minutes.
+  std::optional<std::chrono::milliseconds> compile_timeout;
+  // Kernel text per translation unit when a generated module (HostModuleSource) is split:
+  // kernels are added to a unit until it would exceed this (docs/host-backend.md says why
+  // this size). The cache key covers each unit's text, so it covers the split too.
+  std::size_t unit_kernel_bytes = kDefaultUnitKernelBytes;
 };
 
 // Limits, those of CUDA where CUDA has one.
