@@ -165,6 +165,8 @@ std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
     const std::string& dir = context->config.cache_dir;
     options.disk_cache = dir != "off";
     if (options.disk_cache) options.cache_dir = dir;
+    const fstitch::Logger* log = &context->logger;
+    options.warn = [log](const std::string& message) { log->log(fstitch::LogLevel::kWarn, message); };
     host_module_ = fstitch::host::HostModule::compile(source, options);
   }
   return host_module_;

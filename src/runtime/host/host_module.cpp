@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <system_error>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "runtime/host/launch.hpp"
 #include "runtime/host/object_cache.hpp"
 #include "support/error.hpp"
+#include "support/log.hpp"
 
 namespace fstitch::host {
 namespace fs = std::filesystem;
@@ -37,6 +39,22 @@ fs::path temporary_root() {
   std::error_code error;
   fs::path root = fs::temp_directory_path(error);
   return error ? fs::path("/tmp") : root;
+}
+
+// A fresh folder (mode 0700) to compile in: under the temporary directory, else inside the
+// cache folder when the temporary directory cannot take one.
+std::unique_ptr<TemporaryFolder> private_work_folder(const HostObjectCache* cache) {
+  try {
+    return std::make_unique<TemporaryFolder>(temporary_root());
+  } catch (const Error&) {
+    if (cache == nullptr) throw;
+    return std::make_unique<TemporaryFolder>(cache->dir());
+  }
+}
+
+CacheWarningSink cache_warning_sink(const HostCompileOptions& options) {
+  if (options.warn) return options.warn;
+  return [](const std::string& message) { Logger().log(LogLevel::kWarn, message); };
 }
 
 bool is_identifier(const std::string& name) {
@@ -84,8 +102,9 @@ std::shared_ptr<HostModule> HostModule::compile(const std::string& source,
   const std::string flag_text = join(flags);
   const std::string key = host_object_key({header, compiler.path, compiler.identity, flag_text, source});
 
+  const CacheWarningSink warn = cache_warning_sink(options);
   std::optional<HostObjectCache> cache;
-  if (options.disk_cache) cache = HostObjectCache::open(options.cache_dir);
+  if (options.disk_cache) cache = HostObjectCache::open(options.cache_dir, warn);
   std::string why;
   if (cache) {
     if (const std::optional<fs::path> cached = cache->find(key)) {
@@ -96,24 +115,26 @@ std::shared_ptr<HostModule> HostModule::compile(const std::string& source,
     }
   }
 
-  const TemporaryFolder work(cache ? cache->dir() : temporary_root());
-  const fs::path header_path = work.path() / "emulation.h";
-  const fs::path source_path = work.path() / "kernels.cpp";
-  const fs::path built_path = work.path() / "kernels.so";
+  // Compiles happen in a private folder outside the cache, so that a full, read-only or
+  // vanishing cache folder costs reuse only.
+  const std::unique_ptr<TemporaryFolder> work = private_work_folder(cache ? &*cache : nullptr);
+  const fs::path header_path = work->path() / "emulation.h";
+  const fs::path source_path = work->path() / "kernels.cpp";
+  const fs::path built_path = work->path() / "kernels.so";
   write_file(header_path, header);
   write_file(source_path, source);
   compile_shared_object(compiler, flags, header_path.string(), source_path.string(), built_path.string());
-  fs::path object = built_path;
   if (cache) {
-    try {
-      object = cache->store(key, built_path);
-    } catch (const Error&) {
-      // A cache that cannot be written (full disk, permissions) costs only reuse.
+    // The cached copy is loaded when there is one: its name is unique to its contents.
+    if (const std::optional<fs::path> stored = cache->store(key, built_path)) {
+      if (void* handle = load_object(*stored, &why)) {
+        return std::shared_ptr<HostModule>(new HostModule(handle, stored->string(), false));
+      }
     }
   }
-  void* handle = load_object(object, &why);
+  void* handle = load_object(built_path, &why);
   if (handle == nullptr) fail(StatusCode::kCompile, "cannot load the compiled host object: " + why);
-  return std::shared_ptr<HostModule>(new HostModule(handle, object.string(), false));
+  return std::shared_ptr<HostModule>(new HostModule(handle, built_path.string(), false));
 }
 
 void* HostModule::symbol(const std::string& name) const {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct HostCompileOptions {
   std::string cache_dir;
   // False: compile in a temporary folder and keep nothing on disk.
   bool disk_cache = true;
+  // Receives warnings about cache folders and entries that are not trusted or cannot be
+  // written (the compile goes on without them); empty: the library's default log (stderr).
+  std::function<void(const std::string& message)> warn;
   std::string optimization = "-O1";
   // Appended to the compiler's command line (and to the cache key).
   std::vector<std::string> extra_flags;
