@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/host/host_module.hpp"
+#include "runtime/host/object_cache.hpp"
 #include "support/error.hpp"
 
 // Whether `text` (a C string) contains `part`.
@@ -19,6 +21,34 @@ namespace fstitch::host::testing {
 // The kernels of host_test_kernels.hpp, compiled once per process (through the build
 // folder's cache, so once per build).
 const HostModule& test_kernels();
+
+// A one-kernel text: fst_fill(float* y, float value, int n) sets y[i] = value + i.
+extern const char* const kSmallKernel;
+// Launches fst_fill of kSmallKernel and checks what it wrote.
+void expect_fills(const HostModule& module);
+
+// A fresh cache folder for one test, removed afterwards.
+class CacheFolder {
+ public:
+  CacheFolder() : folder_(std::filesystem::temp_directory_path()) {}
+  std::string path() const { return folder_.path().string(); }
+
+ private:
+  TemporaryFolder folder_;
+};
+
+// Sets an environment variable for one scope, then restores it.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value);
+  ~ScopedEnvironment();
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // Uniform values in [low, high).
 std::vector<float> random_floats(std::size_t count, float low, float high, std::uint32_t seed);

@@ -139,8 +139,11 @@ std::optional<fs::path> HostObjectCache::store(const std::string& key, const fs:
   const std::optional<TrustedCacheDir> folder = open_folder(base_, warn_, owner_);
   if (!folder) return std::nullopt;
   std::string problem;
-  if (!folder->write(sum_name(key), hex64(fnv1a64(*bytes)), &problem) ||
-      !folder->write(object_name(key), *bytes, &problem)) {
+  const bool stored = folder->write(object_name(key), *bytes, &problem) &&
+                      folder->write(sum_name(key), hex64(fnv1a64(*bytes)), &problem);
+  if (!stored) {
+    std::string ignored;
+    folder->remove(object_name(key), &ignored);  // an object without its sum is no entry
     warn_(problem + "; the host object is not cached");
     return std::nullopt;
   }
