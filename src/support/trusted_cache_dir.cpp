@@ -128,8 +128,14 @@ DirOpening TrustedCacheDir::open(const std::string& path, MissingDir missing, ui
 }
 
 DirOpening TrustedCacheDir::open_subfolder(const std::string& name, MissingDir missing) const {
-  if (missing == MissingDir::kCreate) ::mkdirat(fd_, name.c_str(), 0700);  // the open reports failures
-  return open_at(fd_, name, entry_path(name), missing, owner_);
+  const int make_error =
+      missing == MissingDir::kCreate && ::mkdirat(fd_, name.c_str(), 0700) != 0 && errno != EEXIST ? errno
+                                                                                                   : 0;
+  DirOpening opening = open_at(fd_, name, entry_path(name), missing, owner_);
+  if (opening.outcome == DirOutcome::kFailed && make_error != 0 && errno == ENOENT) {
+    opening.problem = "cannot create it: " + errno_text(make_error);
+  }
+  return opening;
 }
 
 DirOpening TrustedCacheDir::open_at(int parent_fd, const std::string& name, const std::string& path,
