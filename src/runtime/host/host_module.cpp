@@ -4,7 +4,6 @@
 
 #include <cctype>
 #include <filesystem>
-#include <memory>
 #include <optional>
 #include <system_error>
 #include <vector>
@@ -39,17 +38,6 @@ fs::path temporary_root() {
   std::error_code error;
   fs::path root = fs::temp_directory_path(error);
   return error ? fs::path("/tmp") : root;
-}
-
-// A fresh folder (mode 0700) to compile in: under the temporary directory, else inside the
-// cache folder when the temporary directory cannot take one.
-std::unique_ptr<TemporaryFolder> private_work_folder(const HostObjectCache* cache) {
-  try {
-    return std::make_unique<TemporaryFolder>(temporary_root());
-  } catch (const Error&) {
-    if (cache == nullptr) throw;
-    return std::make_unique<TemporaryFolder>(cache->dir());
-  }
 }
 
 CacheWarningSink cache_warning_sink(const HostCompileOptions& options) {
@@ -115,12 +103,13 @@ std::shared_ptr<HostModule> HostModule::compile(const std::string& source,
     }
   }
 
-  // Compiles happen in a private folder outside the cache, so that a full, read-only or
-  // vanishing cache folder costs reuse only.
-  const std::unique_ptr<TemporaryFolder> work = private_work_folder(cache ? &*cache : nullptr);
-  const fs::path header_path = work->path() / "emulation.h";
-  const fs::path source_path = work->path() / "kernels.cpp";
-  const fs::path built_path = work->path() / "kernels.so";
+  // Compiles happen in a private folder (mode 0700) under the temporary directory, where the
+  // compiler keeps its own files too, never in the cache: a full, read-only or vanishing
+  // cache folder costs reuse only.
+  const TemporaryFolder work(temporary_root());
+  const fs::path header_path = work.path() / "emulation.h";
+  const fs::path source_path = work.path() / "kernels.cpp";
+  const fs::path built_path = work.path() / "kernels.so";
   write_file(header_path, header);
   write_file(source_path, source);
   compile_shared_object(compiler, flags, header_path.string(), source_path.string(), built_path.string());
