@@ -211,7 +211,12 @@ FST_API fst_status fst_context_options_set_log_callback(fst_context_options* opt
 
 /**
  * @brief Set the on-disk kernel cache directory (copied). "off" disables the disk cache;
- *        NULL restores the default.
+ *        NULL restores the default. The directory and its "host" and "nvrtc" subfolders
+ *        are used only when they are owned by the user and writable by no one else (missing
+ *        ones are created with mode 0700), and entries only when they are regular files
+ *        owned by the user; anything else is ignored with a warning through the log and the
+ *        library works without it. A read-only cache is read. See "Cache trust" in
+ *        docs/API.md.
  * @return ::FST_ERROR_INVALID_ARGUMENT for NULL @p options or an empty string.
  */
 FST_API fst_status fst_context_options_set_cache_dir(fst_context_options* options, const char* path);

@@ -169,6 +169,8 @@ std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
     const std::string& dir = context->config.cache_dir;
     options.disk_cache = dir != "off";
     if (options.disk_cache) options.cache_dir = dir;
+    const fstitch::Logger* log = &context->logger;
+    options.warn = [log](const std::string& message) { log->log(fstitch::LogLevel::kWarn, message); };
     options.unit_kernel_bytes = context->config.host_unit_kernel_bytes;
     // The kernels one by one (the same text as `source`), so that a large plan can be split.
     fstitch::host::HostModuleSource module_source{fstitch::kernel_prelude(), {}};

@@ -1,15 +1,10 @@
 #include "jit/disk_cache.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 // Inlined so that libfstitch needs no libxxhash at run time.
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <utility>
 
 namespace fstitch::jit {
@@ -32,47 +27,6 @@ uint64_t get_le(std::string_view bytes, std::size_t offset, int width) {
     value = (value << 8) | static_cast<unsigned char>(bytes[offset + static_cast<std::size_t>(byte)]);
   }
   return value;
-}
-
-std::string errno_text(int error) {
-  return std::strerror(error);
-}
-
-// Writes all of `bytes`, retrying short writes and interruptions.
-bool write_all(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t written = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    done += static_cast<std::size_t>(written);
-  }
-  return true;
-}
-
-// Reads the whole file; false with errno set on failure.
-bool read_all(int fd, std::string* out) {
-  struct stat info;
-  if (::fstat(fd, &info) != 0) return false;
-  if (info.st_size < 0 || static_cast<uint64_t>(info.st_size) > kMaxEntryBytes) {
-    errno = EFBIG;
-    return false;
-  }
-  out->assign(static_cast<std::size_t>(info.st_size), '\0');
-  std::size_t done = 0;
-  while (done < out->size()) {
-    const ssize_t got = ::read(fd, out->data() + done, out->size() - done);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    if (got == 0) break;  // shorter than fstat said: the checks below reject it
-    done += static_cast<std::size_t>(got);
-  }
-  out->resize(done);
-  return true;
 }
 
 }  // namespace
@@ -141,81 +95,86 @@ std::optional<CompiledModule> decode_cache_entry(std::string_view bytes, const s
   return module;
 }
 
-DiskCache::DiskCache(std::string directory, WarningSink warn)
-    : directory_(std::move(directory)), warn_(std::move(warn)) {}
+DiskCache::DiskCache(std::string directory, WarningSink warn, uid_t owner)
+    : directory_(std::move(directory)), warn_(std::move(warn)), owner_(owner) {}
+
+std::string DiskCache::entry_name(const std::string& key) {
+  return key + ".fstk";
+}
 
 std::string DiskCache::entry_path(const std::string& key) const {
-  return directory_ + "/" + key + ".fstk";
+  return directory_ + "/" + entry_name(key);
 }
 
 void DiskCache::warn(const std::string& message) const {
   if (warn_) warn_(message);
 }
 
+// The folder, held open for one load or store, or nothing (warned about when it is not
+// trusted, once per cache).
+std::optional<TrustedCacheDir> DiskCache::open_directory(MissingDir missing,
+                                                         const std::string& fallback) const {
+  DirOpening opening = TrustedCacheDir::open(directory_, missing, owner_);
+  switch (opening.outcome) {
+    case DirOutcome::kOpened:
+      return std::move(opening.dir);
+    case DirOutcome::kMissing:
+      return std::nullopt;
+    case DirOutcome::kUntrusted:
+      if (!warned_untrusted_.exchange(true)) {
+        warn("kernel cache directory " + directory_ + " is not trusted: " + opening.problem +
+             "; ignoring it and keeping compiled kernels in memory only (the directory must be yours and "
+             "writable only by you: chmod 700)");
+      }
+      return std::nullopt;
+    case DirOutcome::kFailed:
+      break;
+  }
+  if (missing == MissingDir::kCreate) {
+    warn("cannot use the kernel cache directory " + directory_ + ": " + opening.problem + fallback);
+  }
+  return std::nullopt;
+}
+
 std::optional<CompiledModule> DiskCache::load(const std::string& key, bool* discarded) const {
   if (discarded != nullptr) *discarded = false;
-  const std::string path = entry_path(key);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int open_error = errno;
-    if (open_error != ENOENT && open_error != ENOTDIR) {
-      warn("cannot open kernel cache entry " + path + ": " + errno_text(open_error));
-    }
+  const std::optional<TrustedCacheDir> dir = open_directory(MissingDir::kLeaveMissing, "");
+  if (!dir) return std::nullopt;
+  const std::string name = entry_name(key);
+  const std::string path = dir->entry_path(name);
+  const EntryRead entry = dir->read(name, kMaxEntryBytes);
+  if (entry.outcome == EntryOutcome::kMissing) return std::nullopt;
+  if (entry.outcome == EntryOutcome::kUntrusted) {
+    warn("kernel cache entry " + path + " is not trusted: " + entry.problem + "; ignoring it; recompiling");
     return std::nullopt;
   }
-  std::string bytes;
-  const bool read_ok = read_all(fd, &bytes);
-  const int read_error = errno;
-  ::close(fd);
   std::string problem;
   std::optional<CompiledModule> module;
-  if (read_ok) {
-    module = decode_cache_entry(bytes, key, &problem);
+  if (entry.outcome == EntryOutcome::kRead) {
+    module = decode_cache_entry(entry.bytes, key, &problem);
   } else {
-    problem = "unreadable: " + errno_text(read_error);
+    problem = "unreadable: " + entry.problem;
   }
   if (!module) {
     if (discarded != nullptr) *discarded = true;
-    const bool removed = ::unlink(path.c_str()) == 0 || errno == ENOENT;
-    const int unlink_error = errno;
+    std::string remove_problem;
+    const bool removed = dir->remove(name, &remove_problem);
     warn("kernel cache entry " + path + " is corrupt (" + problem + "); " +
-         (removed ? "deleted it" : "could not delete it: " + errno_text(unlink_error)) + "; recompiling");
+         (removed ? "deleted it" : "could not delete it: " + remove_problem) + "; recompiling");
   }
   return module;
 }
 
 bool DiskCache::store(const std::string& key, const CompiledModule& module) const {
   const std::string fallback = "; keeping compiled kernels in memory only";
-  std::error_code error;
-  std::filesystem::create_directories(directory_, error);
-  if (error) {
-    warn("cannot create the kernel cache directory " + directory_ + ": " + error.message() + fallback);
+  const std::optional<TrustedCacheDir> dir = open_directory(MissingDir::kCreate, fallback);
+  if (!dir) return false;
+  std::string problem;
+  if (!dir->write(entry_name(key), encode_cache_entry(key, module), &problem)) {
+    warn(problem + fallback);
     return false;
   }
-  const std::string entry = encode_cache_entry(key, module);
-  std::string temp_path = directory_ + "/." + key + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp_path.data());
-  if (fd < 0) {
-    const int create_error = errno;
-    warn("cannot write to the kernel cache directory " + directory_ + ": " + errno_text(create_error) +
-         fallback);
-    return false;
-  }
-  const bool written = write_all(fd, entry) && ::fsync(fd) == 0;
-  const int write_error = errno;
-  const bool closed = ::close(fd) == 0;
-  if (!written || !closed || ::rename(temp_path.c_str(), entry_path(key).c_str()) != 0) {
-    const int failure = !written ? write_error : errno;  // from close or rename
-    ::unlink(temp_path.c_str());
-    warn("cannot write kernel cache entry " + entry_path(key) + ": " + errno_text(failure) + fallback);
-    return false;
-  }
-  // Make the rename itself durable; a failure here costs at most a recompile.
-  const int directory_fd = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (directory_fd >= 0) {
-    ::fsync(directory_fd);
-    ::close(directory_fd);
-  }
+  dir->sync();  // makes the rename durable; a failure costs at most a recompile
   return true;
 }
 

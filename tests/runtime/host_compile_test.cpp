@@ -1,11 +1,8 @@
 // Compiling generated text with the host compiler: the disk cache (a hit runs no compiler
 // process; a corrupt entry is rebuilt), compile errors with the compiler's log, a missing
 // compiler, and the pieces underneath: process spawning, cache keys, worker count parsing.
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,23 +16,6 @@ namespace fstitch::host::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-const char* const kSmallKernel = R"(
-extern "C" __global__ void fst_fill(float* y, float value, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = value + i;
-}
-FST_HOST_ENTRY(fst_fill)
-)";
-
-void expect_fills(const HostModule& module) {
-  std::vector<float> y(100, 0.0f);
-  float* yp = y.data();
-  float value = 0.5f;
-  int n = 100;
-  void* params[] = {&yp, &value, &n};
-  module.launch("fst_fill", {2}, {32}, 0, params);
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(y[i], 0.5f + static_cast<float>(i));
-}
 
 TEST(HostCompile, TheSecondCompileOfATextComesFromTheDiskCache) {
   const CacheFolder cache;

@@ -1,5 +1,6 @@
 #include "host_test_support.hpp"
 
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <csignal>
@@ -21,10 +22,25 @@ const HostModule& test_kernels() {
   return *module;
 }
 
-CacheFolder::CacheFolder() : folder_(std::filesystem::temp_directory_path()) {}
+const char* const kSmallKernel = R"(
+extern "C" __global__ void fst_fill(float* y, float value, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = value + i;
+}
+FST_HOST_ENTRY(fst_fill)
+)";
+
+void expect_fills(const HostModule& module) {
+  std::vector<float> y(100, 0.0f);
+  float* yp = y.data();
+  float value = 0.5f;
+  int n = 100;
+  void* params[] = {&yp, &value, &n};
+  module.launch("fst_fill", {2}, {32}, 0, params);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(y[i], 0.5f + static_cast<float>(i));
+}
 
 ScopedEnvironment::ScopedEnvironment(const char* name, const char* value) : name_(name) {
-  if (const char* old = std::getenv(name)) old_ = old;
+  if (const char* old = getenv(name)) old_ = old;
   setenv(name, value, 1);
 }
 

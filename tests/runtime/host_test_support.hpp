@@ -22,15 +22,15 @@ namespace fstitch::host::testing {
 // folder's cache, so once per build).
 const HostModule& test_kernels();
 
-// Uniform values in [low, high).
-std::vector<float> random_floats(std::size_t count, float low, float high, std::uint32_t seed);
-// Whole numbers in [low, high] as floats: sums of a few thousand of them are exact in any order.
-std::vector<float> random_whole_floats(std::size_t count, int low, int high, std::uint32_t seed);
+// A one-kernel text: fst_fill(float* y, float value, int n) sets y[i] = value + i.
+extern const char* const kSmallKernel;
+// Launches fst_fill of kSmallKernel and checks what it wrote.
+void expect_fills(const HostModule& module);
 
 // A fresh folder for one test (a cache folder, scripts), removed afterwards.
 class CacheFolder {
  public:
-  CacheFolder();
+  CacheFolder() : folder_(std::filesystem::temp_directory_path()) {}
   std::string path() const { return folder_.path().string(); }
 
  private:
@@ -49,6 +49,11 @@ class ScopedEnvironment {
   const char* name_;
   std::optional<std::string> old_;
 };
+
+// Uniform values in [low, high).
+std::vector<float> random_floats(std::size_t count, float low, float high, std::uint32_t seed);
+// Whole numbers in [low, high] as floats: sums of a few thousand of them are exact in any order.
+std::vector<float> random_whole_floats(std::size_t count, int low, int high, std::uint32_t seed);
 
 // Runs `body`, which must throw Error; returns it (a failed expectation when it does not).
 Error catch_error(const std::function<void()>& body);

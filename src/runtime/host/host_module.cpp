@@ -14,6 +14,7 @@
 #include "runtime/host/launch.hpp"
 #include "runtime/host/object_cache.hpp"
 #include "support/error.hpp"
+#include "support/log.hpp"
 
 namespace fstitch::host {
 namespace fs = std::filesystem;
@@ -37,6 +38,11 @@ fs::path temporary_root() {
   std::error_code error;
   fs::path root = fs::temp_directory_path(error);
   return error ? fs::path("/tmp") : root;
+}
+
+CacheWarningSink cache_warning_sink(const HostCompileOptions& options) {
+  if (options.warn) return options.warn;
+  return [](const std::string& message) { Logger().log(LogLevel::kWarn, message); };
 }
 
 bool is_identifier(const std::string& name) {
@@ -100,8 +106,9 @@ std::shared_ptr<HostModule> HostModule::compile_units(const std::vector<std::str
   key_parts.insert(key_parts.end(), units.begin(), units.end());  // one unit: the key of the whole text
   const std::string key = host_object_key(key_parts);
 
+  const CacheWarningSink warn = cache_warning_sink(options);
   std::optional<HostObjectCache> cache;
-  if (options.disk_cache) cache = HostObjectCache::open(options.cache_dir);
+  if (options.disk_cache) cache = HostObjectCache::open(options.cache_dir, warn);
   std::string why;
   if (cache) {
     if (const std::optional<fs::path> cached = cache->find(key)) {
@@ -112,22 +119,25 @@ std::shared_ptr<HostModule> HostModule::compile_units(const std::vector<std::str
     }
   }
 
-  const TemporaryFolder work(cache ? cache->dir() : temporary_root());
+  // Compiles happen in a private folder (mode 0700) under the temporary directory, where the
+  // compiler keeps its own files too, never in the cache: a full, read-only or vanishing
+  // cache folder costs reuse only.
+  const TemporaryFolder work(temporary_root());
   const fs::path header_path = work.path() / "emulation.h";
   const fs::path built_path = work.path() / "kernels.so";
   write_file(header_path, header);
   build_module_object(compiler, flags, header_path, units, work.path(), built_path, timeout);
-  fs::path object = built_path;
   if (cache) {
-    try {
-      object = cache->store(key, built_path);
-    } catch (const Error&) {
-      // A cache that cannot be written (full disk, permissions) costs only reuse.
+    // The cached copy is loaded when there is one: its name is unique to its contents.
+    if (const std::optional<fs::path> stored = cache->store(key, built_path)) {
+      if (void* handle = load_object(*stored, &why)) {
+        return std::shared_ptr<HostModule>(new HostModule(handle, stored->string(), false, units.size()));
+      }
     }
   }
-  void* handle = load_object(object, &why);
+  void* handle = load_object(built_path, &why);
   if (handle == nullptr) fail(StatusCode::kCompile, "cannot load the compiled host object: " + why);
-  return std::shared_ptr<HostModule>(new HostModule(handle, object.string(), false, units.size()));
+  return std::shared_ptr<HostModule>(new HostModule(handle, built_path.string(), false, units.size()));
 }
 
 void* HostModule::symbol(const std::string& name) const {

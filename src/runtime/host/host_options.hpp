@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct HostCompileOptions {
   std::string cache_dir;
   // False: compile in a temporary folder and keep nothing on disk.
   bool disk_cache = true;
+  // Receives warnings about cache folders and entries that are not trusted or cannot be
+  // written (the compile goes on without them); empty: the library's default log (stderr).
+  std::function<void(const std::string& message)> warn;
   std::string optimization = "-O1";
   // Appended to the compiler's command line (and to the cache key).
   std::vector<std::string> extra_flags;

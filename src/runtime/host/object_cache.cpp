@@ -1,9 +1,7 @@
 #include "runtime/host/object_cache.hpp"
 
 #include <stdlib.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <utility>
 
 #include "support/error.hpp"
 
@@ -24,12 +23,9 @@ std::string hex64(std::uint64_t value) {
   return text;
 }
 
-// A name in `dir` no other process or thread uses at the same time.
-fs::path unique_sibling(const fs::path& target) {
-  static std::atomic<unsigned long> counter{0};
-  return target.parent_path() / (target.filename().string() + ".tmp." + std::to_string(getpid()) + "." +
-                                 std::to_string(counter.fetch_add(1)));
-}
+// Larger files are not objects this backend builds; refusing them bounds the read.
+constexpr std::uint64_t kMaxObjectBytes = std::uint64_t{1} << 30;
+constexpr std::uint64_t kMaxSumBytes = 64;
 
 const char* environment(const char* name) {
   const char* value = std::getenv(name);
@@ -71,7 +67,35 @@ void write_file(const fs::path& path, std::string_view contents) {
   if (!out) fail(StatusCode::kInternal, "host backend: cannot write " + path.string());
 }
 
-std::optional<HostObjectCache> HostObjectCache::open(const std::string& requested) {
+HostObjectCache::HostObjectCache(TrustedCacheDir folder, fs::path base, CacheWarningSink warn, uid_t owner)
+    : folder_(std::move(folder)),
+      base_(std::move(base)),
+      path_(folder_.path()),
+      warn_(std::move(warn)),
+      owner_(owner) {}
+
+std::optional<TrustedCacheDir> HostObjectCache::open_folder(const fs::path& base,
+                                                            const CacheWarningSink& warn, uid_t owner) {
+  DirOpening opening = TrustedCacheDir::open(base.string(), MissingDir::kCreate, owner);
+  std::string name = base.string();
+  if (opening.outcome == DirOutcome::kOpened) {
+    DirOpening host = opening.dir->open_subfolder("host", MissingDir::kCreate);
+    name = opening.dir->entry_path("host");
+    opening = std::move(host);
+  }
+  if (opening.outcome == DirOutcome::kOpened) return std::move(opening.dir);
+  if (opening.outcome == DirOutcome::kUntrusted) {
+    warn("host object cache folder " + name + " is not trusted: " + opening.problem +
+         "; compiling without the cache (the folder must be yours and writable only by you: chmod 700)");
+  } else {
+    warn("cannot use the host object cache folder " + name + ": " + opening.problem +
+         "; compiling without the cache");
+  }
+  return std::nullopt;
+}
+
+std::optional<HostObjectCache> HostObjectCache::open(const std::string& requested,
+                                                     const CacheWarningSink& warn, uid_t owner) {
   fs::path base;
   if (!requested.empty()) {
     base = requested;
@@ -84,57 +108,53 @@ std::optional<HostObjectCache> HostObjectCache::open(const std::string& requeste
   } else {
     return std::nullopt;
   }
-  const fs::path dir = base / "host";
-  std::error_code error;
-  fs::create_directories(dir, error);
-  if (!fs::is_directory(dir, error) || access(dir.c_str(), W_OK) != 0) return std::nullopt;
-  return HostObjectCache(dir);
+  std::optional<TrustedCacheDir> folder = open_folder(base, warn, owner);
+  if (!folder) return std::nullopt;
+  return HostObjectCache(std::move(*folder), base, warn, owner);
 }
 
 std::optional<fs::path> HostObjectCache::find(const std::string& key) const {
-  const fs::path object = object_path(key);
-  std::error_code error;
-  if (!fs::exists(object, error)) return std::nullopt;
-  const std::optional<std::string> sum = read_file(sum_path(key));
-  const std::optional<std::string> bytes = read_file(object);
-  if (!sum || !bytes || *sum != hex64(fnv1a64(*bytes))) {
+  const EntryRead object = folder_.read(object_name(key), kMaxObjectBytes);
+  if (object.outcome == EntryOutcome::kMissing) return std::nullopt;
+  const EntryRead sum = folder_.read(sum_name(key), kMaxSumBytes);
+  for (const auto& [entry, name] : {std::pair{&object, object_name(key)}, std::pair{&sum, sum_name(key)}}) {
+    if (entry->outcome == EntryOutcome::kUntrusted) {
+      warn_("host object cache entry " + folder_.entry_path(name) + " is not trusted: " + entry->problem +
+            "; ignoring it and compiling again");
+      return std::nullopt;
+    }
+  }
+  if (object.outcome != EntryOutcome::kRead || sum.outcome != EntryOutcome::kRead ||
+      sum.bytes != hex64(fnv1a64(object.bytes))) {
     discard(key);
     return std::nullopt;
   }
-  return object;
+  return fs::path(folder_.entry_path(object_name(key)));
 }
 
-fs::path HostObjectCache::store(const std::string& key, const fs::path& built) const {
+std::optional<fs::path> HostObjectCache::store(const std::string& key, const fs::path& built) const {
   const std::optional<std::string> bytes = read_file(built);
   if (!bytes) fail(StatusCode::kInternal, "host backend: cannot read the compiled object " + built.string());
-  const fs::path sum = sum_path(key);
-  const fs::path sum_temporary = unique_sibling(sum);
-  write_file(sum_temporary, hex64(fnv1a64(*bytes)));
-  std::error_code error;
-  fs::rename(sum_temporary, sum, error);
-  if (error) {
-    fs::remove(sum_temporary, error);
-    fail(StatusCode::kInternal, "host backend: cannot write " + sum.string() + ": " + error.message());
+  // Opened again: the folder may have been deleted (and is then made again) since the lookup.
+  const std::optional<TrustedCacheDir> folder = open_folder(base_, warn_, owner_);
+  if (!folder) return std::nullopt;
+  std::string problem;
+  const bool stored = folder->write(object_name(key), *bytes, &problem) &&
+                      folder->write(sum_name(key), hex64(fnv1a64(*bytes)), &problem);
+  if (!stored) {
+    std::string ignored;
+    folder->remove(object_name(key), &ignored);  // an object without its sum is no entry
+    warn_(problem + "; the host object is not cached");
+    return std::nullopt;
   }
-  const fs::path object = object_path(key);
-  fs::rename(built, object, error);
-  if (error) {
-    // Another file system: copy next to the target first, then rename.
-    const fs::path object_temporary = unique_sibling(object);
-    write_file(object_temporary, *bytes);
-    fs::rename(object_temporary, object, error);
-    if (error) {
-      fs::remove(object_temporary, error);
-      fail(StatusCode::kInternal, "host backend: cannot write " + object.string() + ": " + error.message());
-    }
-  }
-  return object;
+  folder->sync();
+  return fs::path(folder->entry_path(object_name(key)));
 }
 
 void HostObjectCache::discard(const std::string& key) const {
-  std::error_code error;
-  fs::remove(object_path(key), error);
-  fs::remove(sum_path(key), error);
+  std::string ignored;
+  folder_.remove(object_name(key), &ignored);
+  folder_.remove(sum_name(key), &ignored);
 }
 
 TemporaryFolder::TemporaryFolder(const fs::path& parent) {
