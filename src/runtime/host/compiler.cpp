@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "runtime/host/process.hpp"
+#include "runtime/host/sanitizer.hpp"
 #include "support/error.hpp"
 
 namespace fstitch::host {
@@ -105,6 +106,10 @@ std::vector<std::string> host_compile_flags(const HostCompileOptions& options) {
   std::vector<std::string> flags = {"-std=c++17",          "-fPIC", "-shared", "-fno-fast-math",
                                     "-fvisibility=hidden", "-w"};
   if (!options.optimization.empty()) flags.push_back(options.optimization);
+  // Under ThreadSanitizer the kernels' memory accesses are where races would be: instrument
+  // them too, with line numbers for its reports (the library's compiler must build them, so
+  // that one sanitizer runtime serves both).
+  if (FSTITCH_HOST_TSAN) flags.insert(flags.end(), {"-fsanitize=thread", "-g"});
   for (const std::string& flag : options.extra_flags) {
     if (!flag.empty()) flags.push_back(flag);
   }

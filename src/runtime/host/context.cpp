@@ -3,20 +3,14 @@
 #include <cstdint>
 #include <cstdlib>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define FSTITCH_HOST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FSTITCH_HOST_ASAN 1
-#endif
-#endif
-#ifndef FSTITCH_HOST_ASAN
-#define FSTITCH_HOST_ASAN 0
-#endif
+#include "runtime/host/sanitizer.hpp"
 
 #if FSTITCH_HOST_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
+#endif
+#if FSTITCH_HOST_TSAN
+#include <sanitizer/tsan_interface.h>
 #endif
 
 #if FSTITCH_HOST_ASM_SWITCH
@@ -95,6 +89,22 @@ void forget_old_frames(char* stack_low, std::size_t stack_bytes) {
 
 }  // namespace
 
+Context::~Context() {
+#if FSTITCH_HOST_TSAN
+  if (entry_ != nullptr && tsan_fiber_ != nullptr) __tsan_destroy_fiber(tsan_fiber_);
+#endif
+}
+
+// ThreadSanitizer treats each fiber as a thread of its own. A prepared context gets a fresh
+// one each time: the previous run ended by switching away, and its frames would stay on the
+// sanitizer's shadow call stack forever.
+void Context::new_sanitizer_fiber() {
+#if FSTITCH_HOST_TSAN
+  if (tsan_fiber_ != nullptr) __tsan_destroy_fiber(tsan_fiber_);
+  tsan_fiber_ = __tsan_create_fiber(0);
+#endif
+}
+
 const char* Context::mechanism() {
   return FSTITCH_HOST_ASM_SWITCH ? "x86-64 assembly" : "ucontext";
 }
@@ -115,6 +125,7 @@ void Context::prepare(char* stack_low, std::size_t stack_bytes, FiberEntry entry
   stack_low_ = stack_low;
   stack_bytes_ = stack_bytes;
   forget_old_frames(stack_low, stack_bytes);
+  new_sanitizer_fiber();
   // The frame fst_host_switch_stack pops, from the lowest address up: MXCSR and x87 control
   // word, r15, r14, r13 (function), r12 (argument), rbx, rbp, return address. After the
   // return the stack pointer is 16-byte aligned, as a call from fst_host_fiber_start needs.
@@ -149,6 +160,7 @@ void Context::prepare(char* stack_low, std::size_t stack_bytes, FiberEntry entry
   stack_low_ = stack_low;
   stack_bytes_ = stack_bytes;
   forget_old_frames(stack_low, stack_bytes);
+  new_sanitizer_fiber();
   getcontext(&uc_);
   uc_.uc_stack.ss_sp = stack_low;
   uc_.uc_stack.ss_size = stack_bytes;
@@ -167,6 +179,13 @@ void Context::switch_to(Context& from, Context& to, bool from_finished) {
   __sanitizer_start_switch_fiber(from_finished ? nullptr : &fake_stack, to.stack_low_, to.stack_bytes_);
 #else
   (void)from_finished;
+#endif
+#if FSTITCH_HOST_TSAN
+  // A context never prepared runs on a thread's own stack: it is that thread's fiber. The
+  // switch (flags 0) orders everything `from` did before everything `to` does next, as
+  // running on one OS thread does; the fibers of a block hand over to each other only here.
+  if (from.entry_ == nullptr) from.tsan_fiber_ = __tsan_get_current_fiber();
+  __tsan_switch_to_fiber(to.tsan_fiber_, 0);
 #endif
 #if FSTITCH_HOST_ASM_SWITCH
   fst_host_switch_stack(&from.sp_, to.sp_);

@@ -238,6 +238,20 @@ struct WarpCall {
 #define __shfl_xor_sync(...) FST_HOST_WARP_CALL.shfl_xor(__VA_ARGS__)
 
 /* ---- Atomics (blocks run on several OS threads) ---------------------------------------- */
+/* CUDA's atomics are relaxed, and so are these. ThreadSanitizer does not model fences, so in
+   kernels built for it they are sequentially consistent instead: a grid barrier (a fence, then
+   an atomic counter) then orders the blocks for the sanitizer as the fence does on a GPU. The
+   price: under ThreadSanitizer a missing __threadfence goes unnoticed. */
+#if defined(__SANITIZE_THREAD__)
+#define FST_HOST_ATOMIC_ORDER __ATOMIC_SEQ_CST
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FST_HOST_ATOMIC_ORDER __ATOMIC_SEQ_CST
+#endif
+#endif
+#ifndef FST_HOST_ATOMIC_ORDER
+#define FST_HOST_ATOMIC_ORDER __ATOMIC_RELAXED
+#endif
 namespace fst_host_detail {
 typedef unsigned int __attribute__((may_alias)) alias_u32;
 typedef unsigned long long __attribute__((may_alias)) alias_u64;
@@ -245,14 +259,15 @@ typedef unsigned long long __attribute__((may_alias)) alias_u64;
 template <class F>
 inline float update_float(float* address, F next) {
   alias_u32* bits = reinterpret_cast<alias_u32*>(address);
-  unsigned int old_bits = __atomic_load_n(bits, __ATOMIC_RELAXED);
+  unsigned int old_bits = __atomic_load_n(bits, FST_HOST_ATOMIC_ORDER);
   for (;;) {
     float old_value;
     std::memcpy(&old_value, &old_bits, sizeof old_value);
     const float new_value = next(old_value);
     unsigned int new_bits;
     std::memcpy(&new_bits, &new_value, sizeof new_bits);
-    if (__atomic_compare_exchange_n(bits, &old_bits, new_bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    if (__atomic_compare_exchange_n(bits, &old_bits, new_bits, true, FST_HOST_ATOMIC_ORDER,
+                                    FST_HOST_ATOMIC_ORDER))
       return old_value;
   }
 }
@@ -260,36 +275,37 @@ inline float update_float(float* address, F next) {
 template <class F>
 inline double update_double(double* address, F next) {
   alias_u64* bits = reinterpret_cast<alias_u64*>(address);
-  unsigned long long old_bits = __atomic_load_n(bits, __ATOMIC_RELAXED);
+  unsigned long long old_bits = __atomic_load_n(bits, FST_HOST_ATOMIC_ORDER);
   for (;;) {
     double old_value;
     std::memcpy(&old_value, &old_bits, sizeof old_value);
     const double new_value = next(old_value);
     unsigned long long new_bits;
     std::memcpy(&new_bits, &new_value, sizeof new_bits);
-    if (__atomic_compare_exchange_n(bits, &old_bits, new_bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    if (__atomic_compare_exchange_n(bits, &old_bits, new_bits, true, FST_HOST_ATOMIC_ORDER,
+                                    FST_HOST_ATOMIC_ORDER))
       return old_value;
   }
 }
 
 template <class T, class F>
 inline T update_integer(T* address, F next) {
-  T old_value = __atomic_load_n(address, __ATOMIC_RELAXED);
-  while (!__atomic_compare_exchange_n(address, &old_value, next(old_value), true, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED)) {
+  T old_value = __atomic_load_n(address, FST_HOST_ATOMIC_ORDER);
+  while (!__atomic_compare_exchange_n(address, &old_value, next(old_value), true, FST_HOST_ATOMIC_ORDER,
+                                      FST_HOST_ATOMIC_ORDER)) {
   }
   return old_value;
 }
 }  // namespace fst_host_detail
 
 inline int atomicAdd(int* a, int v) {
-  return __atomic_fetch_add(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_add(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline unsigned int atomicAdd(unsigned int* a, unsigned int v) {
-  return __atomic_fetch_add(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_add(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
-  return __atomic_fetch_add(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_add(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline float atomicAdd(float* a, float v) {
   return fst_host_detail::update_float(a, [v](float old) { return old + v; });
@@ -298,29 +314,29 @@ inline double atomicAdd(double* a, double v) {
   return fst_host_detail::update_double(a, [v](double old) { return old + v; });
 }
 inline int atomicSub(int* a, int v) {
-  return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_sub(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline unsigned int atomicSub(unsigned int* a, unsigned int v) {
-  return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_sub(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline int atomicCAS(int* a, int compare, int value) {
-  __atomic_compare_exchange_n(a, &compare, value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  __atomic_compare_exchange_n(a, &compare, value, false, FST_HOST_ATOMIC_ORDER, FST_HOST_ATOMIC_ORDER);
   return compare;
 }
 inline unsigned int atomicCAS(unsigned int* a, unsigned int compare, unsigned int value) {
-  __atomic_compare_exchange_n(a, &compare, value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  __atomic_compare_exchange_n(a, &compare, value, false, FST_HOST_ATOMIC_ORDER, FST_HOST_ATOMIC_ORDER);
   return compare;
 }
 inline unsigned long long atomicCAS(unsigned long long* a, unsigned long long compare,
                                     unsigned long long value) {
-  __atomic_compare_exchange_n(a, &compare, value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  __atomic_compare_exchange_n(a, &compare, value, false, FST_HOST_ATOMIC_ORDER, FST_HOST_ATOMIC_ORDER);
   return compare;
 }
 inline int atomicExch(int* a, int v) {
-  return __atomic_exchange_n(a, v, __ATOMIC_RELAXED);
+  return __atomic_exchange_n(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline unsigned int atomicExch(unsigned int* a, unsigned int v) {
-  return __atomic_exchange_n(a, v, __ATOMIC_RELAXED);
+  return __atomic_exchange_n(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline float atomicExch(float* a, float v) {
   return fst_host_detail::update_float(a, [v](float) { return v; });
