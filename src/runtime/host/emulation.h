@@ -94,7 +94,10 @@ typedef struct fst_host_api {
 #define FST_HOST_EXPORT __attribute__((visibility("default")))
 
 namespace fst_host_detail {
-static const fst_host_api* api = nullptr;
+static const fst_host_api* api = nullptr; /* read and written only atomically: see fst_host_bind */
+inline const fst_host_api* bound_api() {
+  return __atomic_load_n(&api, __ATOMIC_ACQUIRE);
+}
 static thread_local fst_host_thread* self = nullptr;
 }  // namespace fst_host_detail
 
@@ -116,7 +119,7 @@ static constexpr int warpSize = 32;
 namespace fst_host_detail {
 inline void syncthreads_at(unsigned int line, unsigned int call) {
   fst_host_thread* s = self;
-  api->syncthreads(s, fst_host_site{line, call});
+  bound_api()->syncthreads(s, fst_host_site{line, call});
   self = s;
 }
 }  // namespace fst_host_detail
@@ -124,7 +127,7 @@ inline void syncthreads_at(unsigned int line, unsigned int call) {
 #define __syncthreads() fst_host_detail::syncthreads_at(__LINE__, __COUNTER__)
 inline void __nanosleep(unsigned int ns) {
   fst_host_thread* s = fst_host_detail::self;
-  fst_host_detail::api->nanosleep(s, ns);
+  fst_host_detail::bound_api()->nanosleep(s, ns);
   fst_host_detail::self = s;
 }
 inline void __threadfence() {
@@ -138,7 +141,7 @@ inline void __threadfence_block() {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 inline void __trap() {
-  fst_host_detail::api->trap(fst_host_detail::self, "__trap()");
+  fst_host_detail::bound_api()->trap(fst_host_detail::self, "__trap()");
   __builtin_unreachable();
 }
 
@@ -190,7 +193,7 @@ inline T shuffle(fst_host_site site, int op, unsigned int mask, T var, unsigned 
   unsigned long long bits = 0;
   std::memcpy(&bits, &var, sizeof(T));
   const unsigned int source = shuffle_source(op, lane_id(), b, width);
-  bits = api->warp_exchange(s, site, op, mask, bits, source);
+  bits = bound_api()->warp_exchange(s, site, op, mask, bits, source);
   self = s;
   T result;
   std::memcpy(&result, &bits, sizeof(T));
@@ -202,7 +205,7 @@ struct WarpCall {
   fst_host_site site;
   void syncwarp(unsigned int mask = 0xffffffffu) const {
     fst_host_thread* s = self;
-    api->warp_exchange(s, site, FST_HOST_WARP_SYNC, mask, 0, lane_id());
+    bound_api()->warp_exchange(s, site, FST_HOST_WARP_SYNC, mask, 0, lane_id());
     self = s;
   }
 #define FST_HOST_SHUFFLES(T)                                                                              \
@@ -547,7 +550,7 @@ inline T __ldg(const T* p) {
 /* Each thread takes the block's static shared arrays in declaration order from one arena,
    so every thread of the block gets the same addresses. */
 #define FST_SHARED(T, name, count)                                                         \
-  T* name = static_cast<T*>(fst_host_detail::api->shared_alloc(                            \
+  T* name = static_cast<T*>(fst_host_detail::bound_api()->shared_alloc(                    \
       fst_host_detail::self,                                                               \
       static_cast<unsigned long long>(sizeof(T)) * static_cast<unsigned long long>(count), \
       static_cast<unsigned long long>(alignof(T))))
@@ -561,7 +564,7 @@ inline void call_kernel(void (*kernel)(Args...), void** params, std::index_seque
 }
 template <class... Args>
 inline void run_kernel(void (*kernel)(Args...), void** params) {
-  self = api->current();
+  self = bound_api()->current();
   call_kernel(kernel, params, std::index_sequence_for<Args...>{});
 }
 template <class... Args>
@@ -570,12 +573,19 @@ constexpr unsigned int param_count(void (*)(Args...)) {
 }
 }  // namespace fst_host_detail
 
-/* The runtime calls this once after loading the object; it returns the ABI version it
-   accepted, or 0 when the table is from another version. */
+/* The runtime calls this each time it loads the object; it returns the ABI version it
+   accepted, or 0 when the table is from another version or the object already serves another
+   table. Loading a file that is already loaded gives the same object, whose kernels may be
+   running on other threads: only the first call stores the table, and every access to it is
+   atomic, so a later bind never races with running kernels. */
 extern "C" FST_HOST_EXPORT unsigned int fst_host_bind(const fst_host_api* table) {
   if (table == nullptr || table->abi_version != FST_HOST_ABI_VERSION) return 0;
-  fst_host_detail::api = table;
-  return FST_HOST_ABI_VERSION;
+  const fst_host_api* bound = nullptr;
+  if (__atomic_compare_exchange_n(&fst_host_detail::api, &bound, table, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE) ||
+      bound == table)
+    return FST_HOST_ABI_VERSION;
+  return 0;
 }
 
 /* fst_host_entry_<name>(params) unpacks the cuLaunchKernel-style parameter array into the
