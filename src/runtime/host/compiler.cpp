@@ -92,6 +92,13 @@ HostCompiler find_host_compiler() {
     }
     return {*path, compiler_identity(*path, origin)};
   }
+#ifdef FSTITCH_HOST_SANITIZER_CXX
+  if (is_executable_file(FSTITCH_HOST_SANITIZER_CXX)) {
+    return {FSTITCH_HOST_SANITIZER_CXX,
+            compiler_identity(FSTITCH_HOST_SANITIZER_CXX,
+                              "the compiler this ThreadSanitizer build was built with")};
+  }
+#endif
   for (const char* name : {"c++", "g++", "clang++"}) {
     if (const std::optional<std::string> path = find_executable(name)) {
       return {*path, compiler_identity(*path, std::string("'") + name + "' found on PATH")};
