@@ -97,10 +97,11 @@ Context::~Context() {
 
 // ThreadSanitizer treats each fiber as a thread of its own. A prepared context gets a fresh
 // one each time: the previous run ended by switching away, and its frames would stay on the
-// sanitizer's shadow call stack forever.
+// sanitizer's shadow call stack forever. Called before entry_ is set: a context prepared
+// before owns its fiber; one never prepared holds its thread's own, which is not ours.
 void Context::new_sanitizer_fiber() {
 #if FSTITCH_HOST_TSAN
-  if (tsan_fiber_ != nullptr) __tsan_destroy_fiber(tsan_fiber_);
+  if (entry_ != nullptr && tsan_fiber_ != nullptr) __tsan_destroy_fiber(tsan_fiber_);
   tsan_fiber_ = __tsan_create_fiber(0);
 #endif
 }
@@ -120,12 +121,12 @@ void Context::start(Context* self) {
 #if FSTITCH_HOST_ASM_SWITCH
 
 void Context::prepare(char* stack_low, std::size_t stack_bytes, FiberEntry entry, void* arg) {
+  new_sanitizer_fiber();
   entry_ = entry;
   arg_ = arg;
   stack_low_ = stack_low;
   stack_bytes_ = stack_bytes;
   forget_old_frames(stack_low, stack_bytes);
-  new_sanitizer_fiber();
   // The frame fst_host_switch_stack pops, from the lowest address up: MXCSR and x87 control
   // word, r15, r14, r13 (function), r12 (argument), rbx, rbp, return address. After the
   // return the stack pointer is 16-byte aligned, as a call from fst_host_fiber_start needs.
@@ -155,12 +156,12 @@ void Context::start_ucontext(unsigned int high, unsigned int low) {
 }
 
 void Context::prepare(char* stack_low, std::size_t stack_bytes, FiberEntry entry, void* arg) {
+  new_sanitizer_fiber();
   entry_ = entry;
   arg_ = arg;
   stack_low_ = stack_low;
   stack_bytes_ = stack_bytes;
   forget_old_frames(stack_low, stack_bytes);
-  new_sanitizer_fiber();
   getcontext(&uc_);
   uc_.uc_stack.ss_sp = stack_low;
   uc_.uc_stack.ss_size = stack_bytes;
