@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "runtime/host/process.hpp"
+#include "runtime/host/sanitizer.hpp"
 #include "support/error.hpp"
 
 namespace fstitch::host {
@@ -131,6 +132,13 @@ HostCompiler find_host_compiler(const CompileTimeout& timeout) {
     }
     return {*path, compiler_identity(*path, origin, timeout)};
   }
+#ifdef FSTITCH_HOST_SANITIZER_CXX
+  if (is_executable_file(FSTITCH_HOST_SANITIZER_CXX)) {
+    return {FSTITCH_HOST_SANITIZER_CXX,
+            compiler_identity(FSTITCH_HOST_SANITIZER_CXX,
+                              "the compiler this ThreadSanitizer build was built with")};
+  }
+#endif
   for (const char* name : {"c++", "g++", "clang++"}) {
     if (const std::optional<std::string> path = find_executable(name)) {
       return {*path, compiler_identity(*path, std::string("'") + name + "' found on PATH", timeout)};
@@ -145,6 +153,10 @@ std::vector<std::string> host_compile_flags(const HostCompileOptions& options) {
   std::vector<std::string> flags = {"-std=c++17",          "-fPIC", "-shared", "-fno-fast-math",
                                     "-fvisibility=hidden", "-w"};
   if (!options.optimization.empty()) flags.push_back(options.optimization);
+  // Under ThreadSanitizer the kernels' memory accesses are where races would be: instrument
+  // them too, with line numbers for its reports (the library's compiler must build them, so
+  // that one sanitizer runtime serves both).
+  if (FSTITCH_HOST_TSAN) flags.insert(flags.end(), {"-fsanitize=thread", "-g"});
   for (const std::string& flag : options.extra_flags) {
     if (!flag.empty()) flags.push_back(flag);
   }

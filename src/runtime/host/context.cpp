@@ -3,20 +3,14 @@
 #include <cstdint>
 #include <cstdlib>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define FSTITCH_HOST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FSTITCH_HOST_ASAN 1
-#endif
-#endif
-#ifndef FSTITCH_HOST_ASAN
-#define FSTITCH_HOST_ASAN 0
-#endif
+#include "runtime/host/sanitizer.hpp"
 
 #if FSTITCH_HOST_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
+#endif
+#if FSTITCH_HOST_TSAN
+#include <sanitizer/tsan_interface.h>
 #endif
 
 #if FSTITCH_HOST_ASM_SWITCH
@@ -95,6 +89,23 @@ void forget_old_frames(char* stack_low, std::size_t stack_bytes) {
 
 }  // namespace
 
+Context::~Context() {
+#if FSTITCH_HOST_TSAN
+  if (entry_ != nullptr && tsan_fiber_ != nullptr) __tsan_destroy_fiber(tsan_fiber_);
+#endif
+}
+
+// ThreadSanitizer treats each fiber as a thread of its own. A prepared context gets a fresh
+// one each time: the previous run ended by switching away, and its frames would stay on the
+// sanitizer's shadow call stack forever. Called before entry_ is set: a context prepared
+// before owns its fiber; one never prepared holds its thread's own, which is not ours.
+void Context::new_sanitizer_fiber() {
+#if FSTITCH_HOST_TSAN
+  if (entry_ != nullptr && tsan_fiber_ != nullptr) __tsan_destroy_fiber(tsan_fiber_);
+  tsan_fiber_ = __tsan_create_fiber(0);
+#endif
+}
+
 const char* Context::mechanism() {
   return FSTITCH_HOST_ASM_SWITCH ? "x86-64 assembly" : "ucontext";
 }
@@ -110,6 +121,7 @@ void Context::start(Context* self) {
 #if FSTITCH_HOST_ASM_SWITCH
 
 void Context::prepare(char* stack_low, std::size_t stack_bytes, FiberEntry entry, void* arg) {
+  new_sanitizer_fiber();
   entry_ = entry;
   arg_ = arg;
   stack_low_ = stack_low;
@@ -144,6 +156,7 @@ void Context::start_ucontext(unsigned int high, unsigned int low) {
 }
 
 void Context::prepare(char* stack_low, std::size_t stack_bytes, FiberEntry entry, void* arg) {
+  new_sanitizer_fiber();
   entry_ = entry;
   arg_ = arg;
   stack_low_ = stack_low;
@@ -167,6 +180,13 @@ void Context::switch_to(Context& from, Context& to, bool from_finished) {
   __sanitizer_start_switch_fiber(from_finished ? nullptr : &fake_stack, to.stack_low_, to.stack_bytes_);
 #else
   (void)from_finished;
+#endif
+#if FSTITCH_HOST_TSAN
+  // A context never prepared runs on a thread's own stack: it is that thread's fiber. The
+  // switch (flags 0) orders everything `from` did before everything `to` does next, as
+  // running on one OS thread does; the fibers of a block hand over to each other only here.
+  if (from.entry_ == nullptr) from.tsan_fiber_ = __tsan_get_current_fiber();
+  __tsan_switch_to_fiber(to.tsan_fiber_, 0);
 #endif
 #if FSTITCH_HOST_ASM_SWITCH
   fst_host_switch_stack(&from.sp_, to.sp_);

@@ -19,6 +19,7 @@ using FiberEntry = void (*)(void* arg);
 class Context {
  public:
   Context() = default;
+  ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
@@ -35,6 +36,7 @@ class Context {
 
  private:
   [[noreturn]] static void start(Context* self);
+  void new_sanitizer_fiber();
 #if !FSTITCH_HOST_ASM_SWITCH
   static void start_ucontext(unsigned int high, unsigned int low);
 #endif
@@ -45,6 +47,9 @@ class Context {
   // stack until something switches away from it).
   const void* stack_low_ = nullptr;
   std::size_t stack_bytes_ = 0;
+  // ThreadSanitizer's fiber for this context: created by prepare, or the thread's own one,
+  // recorded when a context never prepared switches away. Unused in other builds.
+  void* tsan_fiber_ = nullptr;
 #if FSTITCH_HOST_ASM_SWITCH
   void* sp_ = nullptr;
 #else

@@ -96,7 +96,10 @@ typedef struct fst_host_api {
 /* One of each per object: inline variables, so the translation units of a split module
    (linked into one object) share them, as the inline functions below that use them must. */
 namespace fst_host_detail {
-inline const fst_host_api* api = nullptr;
+inline const fst_host_api* api = nullptr; /* read and written only atomically: see fst_host_bind */
+inline const fst_host_api* bound_api() {
+  return __atomic_load_n(&api, __ATOMIC_ACQUIRE);
+}
 inline thread_local fst_host_thread* self = nullptr;
 }  // namespace fst_host_detail
 
@@ -118,7 +121,7 @@ static constexpr int warpSize = 32;
 namespace fst_host_detail {
 inline void syncthreads_at(unsigned int line, unsigned int call) {
   fst_host_thread* s = self;
-  api->syncthreads(s, fst_host_site{line, call});
+  bound_api()->syncthreads(s, fst_host_site{line, call});
   self = s;
 }
 }  // namespace fst_host_detail
@@ -126,7 +129,7 @@ inline void syncthreads_at(unsigned int line, unsigned int call) {
 #define __syncthreads() fst_host_detail::syncthreads_at(__LINE__, __COUNTER__)
 inline void __nanosleep(unsigned int ns) {
   fst_host_thread* s = fst_host_detail::self;
-  fst_host_detail::api->nanosleep(s, ns);
+  fst_host_detail::bound_api()->nanosleep(s, ns);
   fst_host_detail::self = s;
 }
 inline void __threadfence() {
@@ -140,7 +143,7 @@ inline void __threadfence_block() {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 inline void __trap() {
-  fst_host_detail::api->trap(fst_host_detail::self, "__trap()");
+  fst_host_detail::bound_api()->trap(fst_host_detail::self, "__trap()");
   __builtin_unreachable();
 }
 
@@ -192,7 +195,7 @@ inline T shuffle(fst_host_site site, int op, unsigned int mask, T var, unsigned 
   unsigned long long bits = 0;
   std::memcpy(&bits, &var, sizeof(T));
   const unsigned int source = shuffle_source(op, lane_id(), b, width);
-  bits = api->warp_exchange(s, site, op, mask, bits, source);
+  bits = bound_api()->warp_exchange(s, site, op, mask, bits, source);
   self = s;
   T result;
   std::memcpy(&result, &bits, sizeof(T));
@@ -204,7 +207,7 @@ struct WarpCall {
   fst_host_site site;
   void syncwarp(unsigned int mask = 0xffffffffu) const {
     fst_host_thread* s = self;
-    api->warp_exchange(s, site, FST_HOST_WARP_SYNC, mask, 0, lane_id());
+    bound_api()->warp_exchange(s, site, FST_HOST_WARP_SYNC, mask, 0, lane_id());
     self = s;
   }
 #define FST_HOST_SHUFFLES(T)                                                                              \
@@ -240,6 +243,20 @@ struct WarpCall {
 #define __shfl_xor_sync(...) FST_HOST_WARP_CALL.shfl_xor(__VA_ARGS__)
 
 /* ---- Atomics (blocks run on several OS threads) ---------------------------------------- */
+/* CUDA's atomics are relaxed, and so are these. ThreadSanitizer does not model fences, so in
+   kernels built for it they are sequentially consistent instead: a grid barrier (a fence, then
+   an atomic counter) then orders the blocks for the sanitizer as the fence does on a GPU. The
+   price: under ThreadSanitizer a missing __threadfence goes unnoticed. */
+#if defined(__SANITIZE_THREAD__)
+#define FST_HOST_ATOMIC_ORDER __ATOMIC_SEQ_CST
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FST_HOST_ATOMIC_ORDER __ATOMIC_SEQ_CST
+#endif
+#endif
+#ifndef FST_HOST_ATOMIC_ORDER
+#define FST_HOST_ATOMIC_ORDER __ATOMIC_RELAXED
+#endif
 namespace fst_host_detail {
 typedef unsigned int __attribute__((may_alias)) alias_u32;
 typedef unsigned long long __attribute__((may_alias)) alias_u64;
@@ -247,14 +264,15 @@ typedef unsigned long long __attribute__((may_alias)) alias_u64;
 template <class F>
 inline float update_float(float* address, F next) {
   alias_u32* bits = reinterpret_cast<alias_u32*>(address);
-  unsigned int old_bits = __atomic_load_n(bits, __ATOMIC_RELAXED);
+  unsigned int old_bits = __atomic_load_n(bits, FST_HOST_ATOMIC_ORDER);
   for (;;) {
     float old_value;
     std::memcpy(&old_value, &old_bits, sizeof old_value);
     const float new_value = next(old_value);
     unsigned int new_bits;
     std::memcpy(&new_bits, &new_value, sizeof new_bits);
-    if (__atomic_compare_exchange_n(bits, &old_bits, new_bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    if (__atomic_compare_exchange_n(bits, &old_bits, new_bits, true, FST_HOST_ATOMIC_ORDER,
+                                    FST_HOST_ATOMIC_ORDER))
       return old_value;
   }
 }
@@ -262,36 +280,37 @@ inline float update_float(float* address, F next) {
 template <class F>
 inline double update_double(double* address, F next) {
   alias_u64* bits = reinterpret_cast<alias_u64*>(address);
-  unsigned long long old_bits = __atomic_load_n(bits, __ATOMIC_RELAXED);
+  unsigned long long old_bits = __atomic_load_n(bits, FST_HOST_ATOMIC_ORDER);
   for (;;) {
     double old_value;
     std::memcpy(&old_value, &old_bits, sizeof old_value);
     const double new_value = next(old_value);
     unsigned long long new_bits;
     std::memcpy(&new_bits, &new_value, sizeof new_bits);
-    if (__atomic_compare_exchange_n(bits, &old_bits, new_bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    if (__atomic_compare_exchange_n(bits, &old_bits, new_bits, true, FST_HOST_ATOMIC_ORDER,
+                                    FST_HOST_ATOMIC_ORDER))
       return old_value;
   }
 }
 
 template <class T, class F>
 inline T update_integer(T* address, F next) {
-  T old_value = __atomic_load_n(address, __ATOMIC_RELAXED);
-  while (!__atomic_compare_exchange_n(address, &old_value, next(old_value), true, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED)) {
+  T old_value = __atomic_load_n(address, FST_HOST_ATOMIC_ORDER);
+  while (!__atomic_compare_exchange_n(address, &old_value, next(old_value), true, FST_HOST_ATOMIC_ORDER,
+                                      FST_HOST_ATOMIC_ORDER)) {
   }
   return old_value;
 }
 }  // namespace fst_host_detail
 
 inline int atomicAdd(int* a, int v) {
-  return __atomic_fetch_add(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_add(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline unsigned int atomicAdd(unsigned int* a, unsigned int v) {
-  return __atomic_fetch_add(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_add(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
-  return __atomic_fetch_add(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_add(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline float atomicAdd(float* a, float v) {
   return fst_host_detail::update_float(a, [v](float old) { return old + v; });
@@ -300,29 +319,29 @@ inline double atomicAdd(double* a, double v) {
   return fst_host_detail::update_double(a, [v](double old) { return old + v; });
 }
 inline int atomicSub(int* a, int v) {
-  return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_sub(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline unsigned int atomicSub(unsigned int* a, unsigned int v) {
-  return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED);
+  return __atomic_fetch_sub(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline int atomicCAS(int* a, int compare, int value) {
-  __atomic_compare_exchange_n(a, &compare, value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  __atomic_compare_exchange_n(a, &compare, value, false, FST_HOST_ATOMIC_ORDER, FST_HOST_ATOMIC_ORDER);
   return compare;
 }
 inline unsigned int atomicCAS(unsigned int* a, unsigned int compare, unsigned int value) {
-  __atomic_compare_exchange_n(a, &compare, value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  __atomic_compare_exchange_n(a, &compare, value, false, FST_HOST_ATOMIC_ORDER, FST_HOST_ATOMIC_ORDER);
   return compare;
 }
 inline unsigned long long atomicCAS(unsigned long long* a, unsigned long long compare,
                                     unsigned long long value) {
-  __atomic_compare_exchange_n(a, &compare, value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  __atomic_compare_exchange_n(a, &compare, value, false, FST_HOST_ATOMIC_ORDER, FST_HOST_ATOMIC_ORDER);
   return compare;
 }
 inline int atomicExch(int* a, int v) {
-  return __atomic_exchange_n(a, v, __ATOMIC_RELAXED);
+  return __atomic_exchange_n(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline unsigned int atomicExch(unsigned int* a, unsigned int v) {
-  return __atomic_exchange_n(a, v, __ATOMIC_RELAXED);
+  return __atomic_exchange_n(a, v, FST_HOST_ATOMIC_ORDER);
 }
 inline float atomicExch(float* a, float v) {
   return fst_host_detail::update_float(a, [v](float) { return v; });
@@ -533,7 +552,7 @@ inline T __ldg(const T* p) {
 /* Each thread takes the block's static shared arrays in declaration order from one arena,
    so every thread of the block gets the same addresses. */
 #define FST_SHARED(T, name, count)                                                         \
-  T* name = static_cast<T*>(fst_host_detail::api->shared_alloc(                            \
+  T* name = static_cast<T*>(fst_host_detail::bound_api()->shared_alloc(                    \
       fst_host_detail::self,                                                               \
       static_cast<unsigned long long>(sizeof(T)) * static_cast<unsigned long long>(count), \
       static_cast<unsigned long long>(alignof(T))))
@@ -547,7 +566,7 @@ inline void call_kernel(void (*kernel)(Args...), void** params, std::index_seque
 }
 template <class... Args>
 inline void run_kernel(void (*kernel)(Args...), void** params) {
-  self = api->current();
+  self = bound_api()->current();
   call_kernel(kernel, params, std::index_sequence_for<Args...>{});
 }
 template <class... Args>
@@ -556,14 +575,21 @@ constexpr unsigned int param_count(void (*)(Args...)) {
 }
 }  // namespace fst_host_detail
 
-/* The runtime calls this once after loading the object; it returns the ABI version it
-   accepted, or 0 when the table is from another version. Inline and kept (`used`): every
+/* The runtime calls this each time it loads the object; it returns the ABI version it
+   accepted, or 0 when the table is from another version or the object already serves another
+   table. Loading a file that is already loaded gives the same object, whose kernels may be
+   running on other threads: only the first call stores the table, and every access to it is
+   atomic, so a later bind never races with running kernels. Inline and kept (`used`): every
    translation unit of a split module defines it, and the linker keeps one. */
 extern "C" FST_HOST_EXPORT __attribute__((used)) inline unsigned int fst_host_bind(
     const fst_host_api* table) {
   if (table == nullptr || table->abi_version != FST_HOST_ABI_VERSION) return 0;
-  fst_host_detail::api = table;
-  return FST_HOST_ABI_VERSION;
+  const fst_host_api* bound = nullptr;
+  if (__atomic_compare_exchange_n(&fst_host_detail::api, &bound, table, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE) ||
+      bound == table)
+    return FST_HOST_ABI_VERSION;
+  return 0;
 }
 
 /* fst_host_entry_<name>(params) unpacks the cuLaunchKernel-style parameter array into the
