@@ -146,19 +146,25 @@ fst_fusion::fst_fusion() = default;
 fst_fusion::~fst_fusion() = default;
 
 const std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>>& fst_fusion::cuda_kernels() const {
-  std::call_once(cuda_once_, [this] {
-    const fstitch::cuda::Device& device = *context->device;
-    std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> loaded;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      loaded.push_back(
-          fstitch::cuda::LoadedKernel::load(device.driver_ptr(), *device_module(i), plan.kernels[i].name,
-                                            device.info().compute_capability(), plan.options.target_sm));
-      context->logger.log(fstitch::LogLevel::kDebug,
-                          "loaded kernel " + plan.kernels[i].name + " from its " +
-                              fstitch::cuda::image_kind_name(loaded.back()->image()));
-    }
-    cuda_kernels_ = std::move(loaded);
-  });
+  // Once loaded, the kernels never change: later runs read them without a lock. A failed load
+  // leaves nothing behind, so the next run tries again (std::call_once would do the same, but
+  // an exception out of it leaves the flag stuck under some runtimes, ThreadSanitizer's
+  // pthread_once among them).
+  if (cuda_loaded_.load(std::memory_order_acquire)) return cuda_kernels_;
+  std::lock_guard<std::mutex> lock(cuda_mutex_);
+  if (cuda_loaded_.load(std::memory_order_relaxed)) return cuda_kernels_;
+  const fstitch::cuda::Device& device = *context->device;
+  std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> loaded;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    loaded.push_back(
+        fstitch::cuda::LoadedKernel::load(device.driver_ptr(), *device_module(i), plan.kernels[i].name,
+                                          device.info().compute_capability(), plan.options.target_sm));
+    context->logger.log(fstitch::LogLevel::kDebug,
+                        "loaded kernel " + plan.kernels[i].name + " from its " +
+                            fstitch::cuda::image_kind_name(loaded.back()->image()));
+  }
+  cuda_kernels_ = std::move(loaded);
+  cuda_loaded_.store(true, std::memory_order_release);
   return cuda_kernels_;
 }
 

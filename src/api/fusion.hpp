@@ -3,6 +3,7 @@
 // each built once on first use.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,6 +62,7 @@ struct fst_fusion {
   mutable std::mutex mutex_;
   mutable std::vector<std::shared_ptr<const fstitch::jit::CompiledModule>> device_modules_;
   mutable std::shared_ptr<fstitch::host::HostModule> host_module_;
-  mutable std::once_flag cuda_once_;
+  mutable std::mutex cuda_mutex_;  // held only while the kernels are loaded
+  mutable std::atomic<bool> cuda_loaded_{false};
   mutable std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> cuda_kernels_;
 };
