@@ -190,7 +190,8 @@ void ApiProgram::call_binary(int slot) {
     if (a.type.dtype != b.type.dtype) expect.fault(FST_ERROR_DTYPE);
     if (rule && !accepts(*rule, a.type.dtype)) expect.fault(FST_ERROR_DTYPE);
     const auto dims = broadcast_shapes(a.type.dims, b.type.dims);
-    if (!dims) expect.fault(FST_ERROR_SHAPE);
+    // Not broadcastable, or a result with more elements than int64 counts.
+    if (!dims || !element_count_of(*dims)) expect.fault(FST_ERROR_SHAPE);
     if (dims) type = ValueType{binary_yields_bool(op) ? FST_BOOL : a.type.dtype, *dims};
   }
   FST_FUZZ_BUILD(built, slot, "fst_binary", expect, type,
@@ -212,7 +213,7 @@ void ApiProgram::call_select(int slot) {
     if (cond.type.dtype != FST_BOOL || a.type.dtype != b.type.dtype) expect.fault(FST_ERROR_DTYPE);
     auto dims = broadcast_shapes(cond.type.dims, a.type.dims);
     if (dims) dims = broadcast_shapes(*dims, b.type.dims);
-    if (!dims) expect.fault(FST_ERROR_SHAPE);
+    if (!dims || !element_count_of(*dims)) expect.fault(FST_ERROR_SHAPE);
     if (dims) type = ValueType{a.type.dtype, *dims};
   }
   FST_FUZZ_BUILD(built, slot, "fst_select", expect, type, fst_select(graph, cond.value, a.value, b.value));
