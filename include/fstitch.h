@@ -270,7 +270,8 @@ FST_API fst_status fst_context_cache_dir(const fst_context* context, const char*
 
 /**
  * @brief Emit a message through the context's logger (the same path fstitch itself uses).
- * @return ::FST_ERROR_INVALID_ARGUMENT on NULL arguments or an unknown level.
+ * @return ::FST_ERROR_INVALID_ARGUMENT on NULL arguments or a level that is not a message level
+ *         (::FST_LOG_OFF, or a value outside ::fst_log_level).
  */
 FST_API fst_status fst_context_log(const fst_context* context, fst_log_level level, const char* message);
 /** @} */

@@ -1,0 +1,21 @@
+fstitch.graph 1
+%a = constant -nan : f32
+%b = constant -0 : f64
+%c = constant 4.9406564584124654e-324 : f64
+%d = constant inf : bf16
+%e = constant -128 : i8
+%f = constant 255 : u8
+%g = constant -9223372036854775808 : i64
+%h = constant true : bool
+%i = constant 65504 : f16
+%j = constant 1e-08 : f16
+output "a" = %a
+output "b" = %b
+output "c" = %c
+output "d" = %d
+output "e" = %e
+output "f" = %f
+output "g" = %g
+output "h" = %h
+output "i" = %i
+output "j" = %j

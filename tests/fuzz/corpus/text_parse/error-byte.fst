@@ -1,0 +1,2 @@
+fstitch.graph 1
+%0 = input "xÿ" : f32[2]

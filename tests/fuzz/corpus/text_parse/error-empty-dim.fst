@@ -1,0 +1,2 @@
+fstitch.graph 1
+%0 = input "x" : f32[2,0]

@@ -1,0 +1,1 @@
+fstitch.graph 2

@@ -1,0 +1,210 @@
+#include "graph_checks.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "api/handles.hpp"
+#include "contract.hpp"
+#include "ir/numeric.hpp"
+
+namespace fstitch::fuzz {
+namespace {
+
+bool huge_shapes_allowed() {
+  static const bool allowed = [] {
+    const char* value = std::getenv("FSTITCH_FUZZ_HUGE_SHAPES");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return allowed;
+}
+
+// splitmix64: a fixed, platform-independent sequence for the evaluator's inputs.
+uint64_t next_random(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Multiples of 1/8 in [-2, 2] are exact in every float dtype; small integers fit every
+// integer dtype, so the inputs never depend on a conversion.
+Scalar fixed_element(DType dtype, uint64_t& state) {
+  const uint64_t r = next_random(state);
+  Scalar s;
+  if (is_float(dtype)) {
+    s.f = static_cast<double>(static_cast<int64_t>(r % 33) - 16) / 8.0;
+  } else if (is_bool(dtype)) {
+    s.i = static_cast<int64_t>(r & 1);
+  } else if (is_signed_integer(dtype)) {
+    s.i = static_cast<int64_t>(r % 17) - 8;
+  } else {
+    s.i = static_cast<int64_t>(r % 17);
+  }
+  return s;
+}
+
+std::vector<unsigned char> buffer_for(const Node& node, unsigned char fill) {
+  return std::vector<unsigned char>(static_cast<size_t>(element_count(node.dims)) * dtype_size(node.dtype),
+                                    fill);
+}
+
+std::vector<std::vector<unsigned char>> evaluate_once(const fst_graph* graph,
+                                                      const std::vector<std::vector<unsigned char>>& inputs,
+                                                      unsigned char fill) {
+  const Graph& g = graph->graph;
+  std::vector<std::vector<unsigned char>> outputs;
+  for (const GraphOutput& out : g.outputs()) outputs.push_back(buffer_for(g.node(out.value), fill));
+  std::vector<const void*> in;
+  for (const auto& buffer : inputs) in.push_back(buffer.data());
+  std::vector<void*> out;
+  for (auto& buffer : outputs) out.push_back(buffer.data());
+  check_status("fst_graph_evaluate_reference",
+               fst_graph_evaluate_reference(graph, in.data(), in.size(), out.data(), out.size()),
+               Expectation::succeed());
+  return outputs;
+}
+
+}  // namespace
+
+bool within_fuse_byte_cap(const fst_graph* graph) {
+  if (huge_shapes_allowed()) return true;
+  for (const Node& node : graph->graph.nodes()) {
+    long long elements = 1;
+    for (int64_t d : node.dims) {
+      if (d < 1 || elements > kMaxFuseValueBytes / d) return false;
+      elements *= d;
+    }
+    if (elements > kMaxFuseValueBytes / static_cast<long long>(dtype_size(node.dtype))) return false;
+  }
+  return true;
+}
+
+bool cheap_to_evaluate(const fst_graph* graph) {
+  long long total = 0;
+  for (const Node& node : graph->graph.nodes()) {
+    if (op_family(node.op) == OpFamily::kOpaque) return false;
+    long long elements = 1;
+    for (int64_t d : node.dims) {
+      if (d < 1 || elements > kMaxReferenceElements / d) return false;
+      elements *= d;
+    }
+    total += elements;
+    if (total > kMaxReferenceElements) return false;
+  }
+  return true;
+}
+
+std::vector<std::vector<unsigned char>> evaluate_on_fixed_inputs(const fst_graph* graph) {
+  const Graph& g = graph->graph;
+  std::vector<std::vector<unsigned char>> inputs;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Node& node = g.node(g.inputs()[i]);
+    std::vector<unsigned char> buffer = buffer_for(node, 0);
+    uint64_t state = 0x5eed0000 + i;
+    for (int64_t k = 0; k < element_count(node.dims); ++k)
+      store_scalar(buffer.data(), k, node.dtype, fixed_element(node.dtype, state));
+    inputs.push_back(std::move(buffer));
+  }
+  auto first = evaluate_once(graph, inputs, 0xa5);
+  auto second = evaluate_once(graph, inputs, 0x5a);
+  for (size_t i = 0; i < first.size(); ++i) {
+    if (first[i] != second[i]) {
+      violation("output " + std::to_string(i) + " (\"" + g.outputs()[i].name +
+                "\") of fst_graph_evaluate_reference differs between two runs on the same inputs "
+                "(unwritten elements or a nondeterministic result)");
+    }
+  }
+  return first;
+}
+
+GraphPtr check_print_round_trip(fst_context* context, const fst_graph* graph) {
+  char* text = reinterpret_cast<char*>(0x1);
+  check_status("fst_graph_print", fst_graph_print(graph, &text), Expectation::succeed());
+  const std::string first = text;
+  fst_string_free(text);
+
+  fst_graph* parsed = nullptr;
+  const fst_status status = fst_graph_parse(context, first.data(), first.size(), &parsed);
+  if (status != FST_OK) {
+    violation("printed text does not parse (" + std::string(fst_status_string(status)) + "):\n" + first +
+              "message: " + fst_last_error_message());
+  }
+  GraphPtr owned(parsed);
+  check_status("fst_graph_print", fst_graph_print(parsed, &text), Expectation::succeed());
+  const std::string second = text;
+  fst_string_free(text);
+  if (second != first)
+    violation("print(parse(print(g))) differs from print(g):\n" + first + "----\n" + second);
+
+  size_t count_before = 0;
+  size_t count_after = 0;
+  check_status("fst_graph_value_count", fst_graph_value_count(graph, &count_before), Expectation::succeed());
+  check_status("fst_graph_value_count", fst_graph_value_count(parsed, &count_after), Expectation::succeed());
+  if (count_before != count_after) {
+    violation("parsing printed text gives " + std::to_string(count_after) + " values instead of " +
+              std::to_string(count_before) + ":\n" + first);
+  }
+  return owned;
+}
+
+void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t graph_outputs) {
+  size_t count = 0xdead;
+  check_status("fst_fusion_kernel_count", fst_fusion_kernel_count(fusion, &count), Expectation::succeed());
+  size_t workspace = 0;
+  check_status("fst_fusion_workspace_size", fst_fusion_workspace_size(fusion, &workspace),
+               Expectation::succeed());
+  for (size_t k = 0; k < count; ++k) {
+    const fst_kernel* kernel = nullptr;
+    check_status("fst_fusion_kernel", fst_fusion_kernel(fusion, k, &kernel), Expectation::succeed());
+    const char* name = nullptr;
+    check_status("fst_kernel_name", fst_kernel_name(kernel, &name), Expectation::succeed());
+    const char* source = nullptr;
+    check_status("fst_kernel_source", fst_kernel_source(kernel, &source), Expectation::succeed());
+    if (name == nullptr || *name == '\0') violation("kernel " + std::to_string(k) + " has an empty name");
+    if (source == nullptr || std::strstr(source, name) == nullptr)
+      violation("the source of kernel " + std::string(name) + " does not define it");
+    uint32_t grid[3] = {0, 0, 0};
+    uint32_t block[3] = {0, 0, 0};
+    size_t shared = 0;
+    check_status("fst_kernel_launch_config", fst_kernel_launch_config(kernel, grid, block, &shared),
+                 Expectation::succeed());
+    if (grid[0] < 1 || block[0] < 1 || block[0] > 1024 || block[1] != 1 || block[2] != 1) {
+      violation("kernel " + std::string(name) + " has launch configuration grid " + std::to_string(grid[0]) +
+                " block " + std::to_string(block[0]) + "x" + std::to_string(block[1]) + "x" +
+                std::to_string(block[2]));
+    }
+    size_t params = 0;
+    check_status("fst_kernel_param_count", fst_kernel_param_count(kernel, &params), Expectation::succeed());
+    for (size_t p = 0; p < params; ++p) {
+      fst_param_kind kind{};
+      size_t index = 0;
+      fst_value value = FST_VALUE_INVALID;
+      check_status("fst_kernel_param", fst_kernel_param(kernel, p, &kind, &index, &value),
+                   Expectation::succeed());
+      const bool in_range = (kind == FST_PARAM_INPUT && index < graph_inputs) ||
+                            (kind == FST_PARAM_OUTPUT && index < graph_outputs) ||
+                            (kind == FST_PARAM_WORKSPACE && index < workspace);
+      if (!in_range || value == FST_VALUE_INVALID) {
+        violation("kernel " + std::string(name) + " parameter " + std::to_string(p) + " has kind " +
+                  std::to_string(static_cast<int>(kind)) + " and index " + std::to_string(index) +
+                  " (graph inputs " + std::to_string(graph_inputs) + ", outputs " +
+                  std::to_string(graph_outputs) + ", workspace bytes " + std::to_string(workspace) + ")");
+      }
+    }
+    uint64_t read = 0;
+    uint64_t written = 0;
+    check_status("fst_kernel_estimated_bytes", fst_kernel_estimated_bytes(kernel, &read, &written),
+                 Expectation::succeed());
+    fst_launch_kind launch{};
+    check_status("fst_kernel_launch_kind", fst_kernel_launch_kind(kernel, &launch), Expectation::succeed());
+    if (launch != FST_LAUNCH_REGULAR && launch != FST_LAUNCH_COOPERATIVE)
+      violation("kernel " + std::string(name) + " has launch kind " +
+                std::to_string(static_cast<int>(launch)));
+  }
+  char* dump = nullptr;
+  check_status("fst_fusion_dump", fst_fusion_dump(fusion, &dump), Expectation::succeed());
+  if (dump == nullptr || *dump == '\0') violation("fst_fusion_dump gave an empty text");
+  fst_string_free(dump);
+}
+
+}  // namespace fstitch::fuzz
