@@ -136,7 +136,7 @@ HostCompiler find_host_compiler(const CompileTimeout& timeout) {
   if (is_executable_file(FSTITCH_HOST_SANITIZER_CXX)) {
     return {FSTITCH_HOST_SANITIZER_CXX,
             compiler_identity(FSTITCH_HOST_SANITIZER_CXX,
-                              "the compiler this ThreadSanitizer build was built with")};
+                              "the compiler this ThreadSanitizer build was built with", timeout)};
   }
 #endif
   for (const char* name : {"c++", "g++", "clang++"}) {
