@@ -38,6 +38,9 @@ void ApiProgram::after_builder(int slot, const char* function, fst_value result,
                                const std::string& message_before) {
   GraphSlot& g = graphs_[static_cast<size_t>(slot)];
   const std::string name = function;
+  // One value holds at most 2^62 bytes (docs/API.md, "Size limits"): a larger result is a
+  // shape error, whatever its element count.
+  if (type && is_dtype(type->dtype) && exceeds_value_byte_limit(*type)) expect.fault(FST_ERROR_SHAPE);
   if (error_before != FST_OK) {
     // Sticky: nothing is built once the graph is in error, and the first error stays.
     if (result != FST_VALUE_INVALID) violation(name + " returned a value on a graph in error");

@@ -232,14 +232,18 @@ void ApiProgram::fuse(int slot) {
     expect = Expectation::fail({g.error});
   else if (g.output_names.empty())
     expect = Expectation::fail({FST_ERROR_INVALID_ARGUMENT});
+  bool may_run_out_of_sizes = false;
   if (expect.kind == Expectation::Kind::kSucceed) {
-    // Planning costs more than any other call: a few per input, within the byte cap.
-    if (fuses_ >= kMaxFusesPerInput || !within_fuse_byte_cap(g.graph)) return;
+    // Planning costs more than any other call: a few per input.
+    if (fuses_ >= kMaxFusesPerInput) return;
     ++fuses_;
+    may_run_out_of_sizes = fuse_expectation(g.graph).kind == Expectation::Kind::kUnknown;
   }
   clear_last_error();
   const fst_status status = fst_fuse(null_graph ? nullptr : g.graph, options, null_out ? nullptr : &fusion);
-  check_status("fst_fuse", status, expect);
+  check_status(
+      "fst_fuse", status,
+      may_run_out_of_sizes && status != FST_OK ? Expectation::fail({FST_ERROR_OUT_OF_MEMORY}) : expect);
   if (status != FST_OK) {
     check_untouched("fst_fuse", "out_fusion", fusion, sentinel);
     return;

@@ -99,6 +99,15 @@ StatusSet dim_value_faults(const DimList& dims) {
   return faults;
 }
 
+bool exceeds_value_byte_limit(const ValueType& type) {
+  uint64_t bytes = fst_dtype_size(type.dtype);
+  for (int64_t d : type.dims) {
+    if (d < 1) return false;  // a fault of its own
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return true;
+  }
+  return bytes > (uint64_t{1} << 62);
+}
+
 StatusSet dims_faults(size_t rank, const DimList& dims, bool array_is_null) {
   StatusSet faults;
   if (rank > FST_MAX_RANK) {

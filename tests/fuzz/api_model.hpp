@@ -43,6 +43,8 @@ bool binary_yields_bool(int op);
 StatusSet dims_faults(size_t rank, const DimList& dims, bool array_is_null);
 // The same for dims already known to be of a valid rank and present.
 StatusSet dim_value_faults(const DimList& dims);
+// Whether a value of this (valid) dtype and these dims would hold more than 2^62 bytes.
+bool exceeds_value_byte_limit(const ValueType& type);
 
 std::optional<DimList> broadcast_shapes(const DimList& a, const DimList& b);
 bool broadcasts_to(const DimList& from, const DimList& to);

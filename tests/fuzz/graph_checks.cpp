@@ -10,14 +10,6 @@
 namespace fstitch::fuzz {
 namespace {
 
-bool huge_shapes_allowed() {
-  static const bool allowed = [] {
-    const char* value = std::getenv("FSTITCH_FUZZ_HUGE_SHAPES");
-    return value != nullptr && std::strcmp(value, "1") == 0;
-  }();
-  return allowed;
-}
-
 // splitmix64: a fixed, platform-independent sequence for the evaluator's inputs.
 uint64_t next_random(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -66,17 +58,25 @@ std::vector<std::vector<unsigned char>> evaluate_once(const fst_graph* graph,
 
 }  // namespace
 
-bool within_fuse_byte_cap(const fst_graph* graph) {
-  if (huge_shapes_allowed()) return true;
+Expectation fuse_expectation(const fst_graph* graph) {
+  constexpr uint64_t kSafeTotal = uint64_t{1} << 62;
+  uint64_t total = 0;  // every value's bytes, saturating
   for (const Node& node : graph->graph.nodes()) {
-    long long elements = 1;
+    uint64_t bytes = dtype_size(node.dtype);
     for (int64_t d : node.dims) {
-      if (d < 1 || elements > kMaxFuseValueBytes / d) return false;
-      elements *= d;
+      if (d < 1 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+        return Expectation::unknown();
     }
-    if (elements > kMaxFuseValueBytes / static_cast<long long>(dtype_size(node.dtype))) return false;
+    if (__builtin_add_overflow(total, bytes, &total)) return Expectation::unknown();
   }
-  return true;
+  uint64_t read_by_every_node = 0;
+  if (__builtin_mul_overflow(total, graph->graph.size() + 1, &read_by_every_node) ||
+      read_by_every_node >= kSafeTotal) {
+    Expectation may_run_out;
+    may_run_out.unpredictable();
+    return may_run_out;
+  }
+  return Expectation::succeed();
 }
 
 bool cheap_to_evaluate(const fst_graph* graph) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "contract.hpp"
 #include "fstitch.h"
 
 namespace fstitch::fuzz {
@@ -19,12 +20,11 @@ using GraphPtr = std::unique_ptr<fst_graph, GraphDeleter>;
 // when all its values together hold at most this many elements.
 constexpr long long kMaxReferenceElements = 1 << 14;
 
-// Byte sizes (elements x dtype size) and their sums are not yet checked against overflow in
-// the planner, so the targets fuse only graphs whose values each fit in 2^40 bytes.
-// FSTITCH_FUZZ_HUGE_SHAPES=1 in the environment lifts the cap, to check that fix.
-constexpr long long kMaxFuseValueBytes = 1LL << 40;
-
-bool within_fuse_byte_cap(const fst_graph* graph);
+// The status fst_fuse may give for a valid graph: FST_OK, or FST_ERROR_OUT_OF_MEMORY when its
+// values are so large that the workspace could pass 2^62 bytes or the global traffic 2^64
+// (docs/API.md, "Size limits"). Graphs whose values, read once by every node, stay below
+// 2^62 bytes must fuse.
+Expectation fuse_expectation(const fst_graph* graph);
 
 // True for a graph without opaque operations whose values fit kMaxReferenceElements.
 bool cheap_to_evaluate(const fst_graph* graph);

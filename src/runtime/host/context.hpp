@@ -49,7 +49,7 @@ class Context {
   std::size_t stack_bytes_ = 0;
   // ThreadSanitizer's fiber for this context: created by prepare, or the thread's own one,
   // recorded when a context never prepared switches away. Unused in other builds.
-  void* tsan_fiber_ = nullptr;
+  [[maybe_unused]] void* tsan_fiber_ = nullptr;
 #if FSTITCH_HOST_ASM_SWITCH
   void* sp_ = nullptr;
 #else
