@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/error_of.hpp"
 #include "ir/builder.hpp"
 #include "ir/text.hpp"
 #include "support/error.hpp"
@@ -17,16 +18,7 @@ constexpr int64_t kTwoTo60 = int64_t{1} << 60;
 constexpr int64_t kTwoTo61 = int64_t{1} << 61;
 constexpr int64_t kTwoTo62 = int64_t{1} << 62;
 
-template <class Body>
-Error error_of(Body&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no fstitch::Error was thrown";
-  return Error(StatusCode::kOk, "");
-}
+using testing::error_of;
 
 // Expects a shape error about the byte limit naming `what`, and the graph unchanged.
 template <class Body>

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_of.hpp"
 #include "ir/builder.hpp"
 #include "ref/evaluator.hpp"
 #include "support/error.hpp"
@@ -13,16 +14,7 @@
 namespace fstitch {
 namespace {
 
-template <class Body>
-Error error_of(Body&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no fstitch::Error was thrown";
-  return Error(StatusCode::kOk, "");
-}
+using testing::error_of;
 
 // y = exp(x) + neg(x) over 1024 f32: x, exp(x) and neg(x) are alive together (3 x 8 KiB);
 // x is released once neg(x) is computed, so the add also peaks at 3 x 8 KiB.

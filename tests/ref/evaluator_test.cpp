@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/error_of.hpp"
 #include "ref/ref_test_util.hpp"
 #include "support/error.hpp"
 
@@ -29,17 +30,7 @@ using reftest::kNaN;
 using reftest::raw_buffer;
 using reftest::raw_values;
 
-// Runs `body` and returns the Error it throws (failing the test if it throws none).
-template <class Body>
-Error error_of(Body&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no fstitch::Error was thrown";
-  return Error(StatusCode::kOk, "");
-}
+using testing::error_of;
 
 TEST(RefEvaluator, InputsAndOutputsInDeclarationOrder) {
   Graph g;
