@@ -12,6 +12,7 @@ import numpy as np
 from . import _lib
 from ._args import as_address
 from ._call import check
+from ._show import shown
 from .binding import bind_inputs, bind_outputs, pack
 from .device_arrays import DeviceBuffer, device_buffer, has_interface
 from .dtypes import DType
@@ -27,7 +28,7 @@ def _pointer_array(addresses: Sequence[int | None]) -> Any:
 
 
 def _what(kind: str, spec: TensorSpec) -> str:
-    return f"{kind} {spec.name!r}"
+    return f"{kind} {shown(spec.name)}"
 
 
 # -- host -----------------------------------------------------------------------------------
