@@ -45,8 +45,9 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
     ok[a] = analyze_kernel(in, kernels[a], &specs[a], nullptr);
     spans.add(kernels[a]);
   }
-  // `check_cycle` is false when b is a's only consumer kernel (or the reverse): every path
-  // out of the producer then enters the consumer directly, so merging cannot form a cycle.
+  // `check_cycle` is false when b is a's only consumer kernel (or the reverse) and no value of
+  // a leaves the kernels: every path out of the producer then enters the consumer directly, so
+  // merging cannot form a cycle.
   auto try_merge = [&](size_t a, size_t b, bool check_cycle) {
     std::vector<ValueId> joined = merge_sorted(kernels[a], kernels[b]);
     KernelSpec sj;
@@ -75,22 +76,29 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
     bool more = true;
     for (int round = 0; more && round < 8; ++round) {
       more = false;
-      // Producer into its only consumer kernel.
+      // Producer into its only consumer kernel. A user outside every kernel (an opaque
+      // operation, run by the caller) is a path that may come back into the consumer
+      // (`y = a + opaque(a)`), so then the merge needs the cycle check after all.
       for (size_t a = 0; a < kernels.size(); ++a) {
         if (!ok[a]) continue;
         int consumer = -1;
         bool single = true;
+        bool leaves_kernels = false;
         for (ValueId v : kernels[a]) {
           for (ValueId u : in.users[static_cast<size_t>(v)]) {
             const int k = kernel_of[static_cast<size_t>(u)];
-            if (k < 0 || k == static_cast<int>(a)) continue;
+            if (k == static_cast<int>(a)) continue;
+            if (k < 0) {
+              leaves_kernels = true;
+              continue;
+            }
             if (consumer >= 0 && consumer != k) single = false;
             consumer = k;
           }
         }
         if (consumer < 0 || !single || !ok[static_cast<size_t>(consumer)]) continue;
         const size_t c = static_cast<size_t>(consumer);
-        if (try_merge(std::min(a, c), std::max(a, c), false)) more = true;
+        if (try_merge(std::min(a, c), std::max(a, c), leaves_kernels)) more = true;
       }
     }
   };

@@ -58,6 +58,25 @@ size_t append_workspace_slot(FusionPlan& plan, size_t size) {
   return offset;
 }
 
+// For each opaque operation's result, the kernels that produce what it reads, directly or
+// through other opaque operations (operands are earlier values, so one pass in id order).
+std::vector<std::vector<int>> kernels_feeding_opaque_ops(const Graph& graph,
+                                                         const std::vector<ValueId>& opaque_ops,
+                                                         const std::vector<int>& producer) {
+  std::vector<std::vector<int>> feeding(graph.size());
+  for (ValueId op : opaque_ops) {
+    std::vector<int>& list = feeding[static_cast<size_t>(op)];
+    for (ValueId operand : graph.node(op).operands) {
+      const int p = producer[static_cast<size_t>(operand)];
+      if (p >= 0) list.push_back(p);
+      for (int q : feeding[static_cast<size_t>(operand)]) list.push_back(q);
+    }
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  return feeding;
+}
+
 std::string seconds_text(double s) {
   return fixed_text(s * 1e6, 2) + " us";
 }
@@ -104,20 +123,27 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   }
 
   // Launch order: topological over kernels (a kernel after the producers of what it loads),
-  // ties broken by the first member so the order is deterministic.
+  // ties broken by the first member so the order is deterministic. An opaque operation runs
+  // between kernels, so a kernel that loads its result comes after every kernel that produces
+  // what the operation reads, through chains of opaque operations too.
   std::vector<int> producer(graph.size(), -1);
   for (size_t k = 0; k < specs.size(); ++k) {
     for (ValueId v : specs[k].members) producer[static_cast<size_t>(v)] = static_cast<int>(k);
   }
+  const std::vector<std::vector<int>> opaque_producers =
+      kernels_feeding_opaque_ops(graph, plan.opaque_ops, producer);
   std::vector<std::vector<int>> successors(specs.size());
   std::vector<int> pending(specs.size(), 0);
   for (size_t k = 0; k < specs.size(); ++k) {
     std::vector<int> preds;
-    for (ValueId v : specs[k].loaded) {
-      int p = producer[static_cast<size_t>(v)];
+    auto add_pred = [&](int p) {
       if (p >= 0 && p != static_cast<int>(k) && std::find(preds.begin(), preds.end(), p) == preds.end()) {
         preds.push_back(p);
       }
+    };
+    for (ValueId v : specs[k].loaded) {
+      add_pred(producer[static_cast<size_t>(v)]);
+      for (int p : opaque_producers[static_cast<size_t>(v)]) add_pred(p);
     }
     for (int p : preds) successors[static_cast<size_t>(p)].push_back(static_cast<int>(k));
     pending[k] = static_cast<int>(preds.size());
