@@ -234,8 +234,17 @@ PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchP
     }
   }
   for (auto& u : in.users) std::sort(u.begin(), u.end());
+  // What an opaque operation reads must exist in memory when the caller runs it, so such a
+  // value is never inlined (recomputed inside kernels) but stored by a kernel, as an output is.
+  std::vector<bool> read_by_opaque(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    for (ValueId u : in.users[i]) {
+      if (graph.node(u).op == OpKind::kOpaque) read_by_opaque[i] = true;
+    }
+  }
   in.inlined.assign(n, false);
   for (size_t i = 0; i < n; ++i) {
+    if (read_by_opaque[i]) continue;
     if (policy == FusionPolicy::kNone) {
       // One kernel per operation: only constants are folded into their users.
       in.inlined[i] = graph.node(static_cast<ValueId>(i)).op == OpKind::kConstant && !in.graph_output[i];

@@ -21,7 +21,8 @@ namespace {
 
 constexpr size_t kWorkspaceAlignment = 256;
 
-// A kernel that writes a graph input or constant straight to an output.
+// A kernel that writes a graph input or constant straight to its outputs (or, for a constant
+// an opaque operation reads, to the workspace).
 KernelSpec copy_spec(const PlanInputs& in, ValueId source) {
   const Graph& g = *in.graph;
   KernelSpec spec;
@@ -33,7 +34,9 @@ KernelSpec copy_spec(const PlanInputs& in, ValueId source) {
   const int64_t wave = static_cast<int64_t>(in.arch.sm_count) * in.arch.max_threads_per_sm / 256;
   spec.grid_blocks = std::max<int64_t>(1, std::min<int64_t>((spec.rows + 255) / 256, wave));
   spec.bytes_read = spec.loaded.empty() ? 0 : value_bytes(g, source);
-  spec.bytes_written = add_traffic(0, value_bytes(g, source), in.output_count[static_cast<size_t>(source)]);
+  // One store per output it is, or one into the workspace when it is no output.
+  const uint32_t stores = std::max<uint32_t>(1, in.output_count[static_cast<size_t>(source)]);
+  spec.bytes_written = add_traffic(0, value_bytes(g, source), stores);
   spec.est_seconds = estimate_seconds(in, spec);
   return spec;
 }
@@ -114,6 +117,17 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     if ((op == OpKind::kInput || op == OpKind::kConstant) && !copied[static_cast<size_t>(out.value)]) {
       copied[static_cast<size_t>(out.value)] = true;
       specs.push_back(copy_spec(in, out.value));
+    }
+  }
+  // A constant an opaque operation reads is written to the workspace for the caller: no
+  // kernel computes constants, they are folded into their users.
+  for (size_t i = 0; i < graph.size(); ++i) {
+    const Node& node = graph.node(static_cast<ValueId>(i));
+    if (!in.live[i] || node.op != OpKind::kOpaque) continue;
+    for (ValueId operand : node.operands) {
+      if (graph.node(operand).op != OpKind::kConstant || copied[static_cast<size_t>(operand)]) continue;
+      copied[static_cast<size_t>(operand)] = true;
+      specs.push_back(copy_spec(in, operand));
     }
   }
   for (size_t i = 0; i < graph.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "codegen/emit.hpp"
 #include "ir/text.hpp"
 #include "plan/plan.hpp"
 
@@ -111,6 +112,31 @@ output "t" = %1
   for (FusionPolicy policy : kPolicies) {
     SCOPED_TRACE(fusion_policy_name(policy));
     expect_executable(g, plan(g, policy));
+  }
+}
+
+// Operands that no kernel would otherwise store: a broadcast of a graph input, values
+// computed from iota and constants only, and a constant itself. Each is materialized for the
+// caller, and the kernels that do it generate code.
+TEST(OpaqueOrder, EveryOpaqueOperandIsMaterialized) {
+  const Graph g = parse_graph(R"(fstitch.graph 1
+%0 = input "x" : f32[1,16]
+%1 = broadcast %0 : f32[2,1,16]
+%2 = opaque "op" (%1) : f32[2,1,16]
+%3 = iota axis=1 : f32[1,16]
+%4 = constant 0 : f32
+%5 = broadcast %4 : f32[1,16]
+%6 = add %3, %5 : f32[1,16]
+%7 = opaque "op2" (%6, %4) : f32[1,16]
+%8 = neg %7 : f32[1,16]
+output "y" = %2
+output "z" = %8
+)");
+  for (FusionPolicy policy : kPolicies) {
+    SCOPED_TRACE(fusion_policy_name(policy));
+    const FusionPlan p = plan(g, policy);
+    expect_executable(g, p);
+    EXPECT_FALSE(emit_module(g, p).empty());
   }
 }
 
