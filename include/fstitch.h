@@ -671,8 +671,10 @@ FST_API fst_status fst_fusion_workspace_size(const fst_fusion* fusion, size_t* o
  * @brief Global-memory bytes the plan moves, and the lower bound (each graph input read
  *        once, each output written once). Errors: invalid argument (NULL).
  *
- * The planned bytes count fstitch's kernels only; the bound counts the whole graph, so for
- * a plan with opaque operations (run by the caller) the planned bytes can fall below it.
+ * Both count fstitch's kernels only, never the opaque operations the caller runs: the bound
+ * is what the fused regions around them must move at least, each input and opaque result
+ * they use read once, each output and each value an opaque operation reads written once.
+ * So the planned bytes are never below the bound, with opaque operations or without.
  */
 FST_API fst_status fst_fusion_planned_bytes(const fst_fusion* fusion, uint64_t* out_planned_bytes,
                                             uint64_t* out_lower_bound_bytes);

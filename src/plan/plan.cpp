@@ -80,6 +80,47 @@ std::vector<std::vector<int>> kernels_feeding_opaque_ops(const Graph& graph,
   return feeding;
 }
 
+// The global bytes no plan can avoid: what the fused regions (everything but the opaque
+// operations) must read and write once each. They read every graph input they use and every
+// opaque result they use, and write every graph output and every value an opaque operation
+// reads (unless it is a graph input, an output already counted, or another opaque result).
+uint64_t lower_bound_bytes(const Graph& graph, const PlanInputs& in) {
+  auto is_opaque = [&](ValueId v) { return graph.node(v).op == OpKind::kOpaque; };
+  auto read_by_regions = [&](ValueId v) {
+    if (in.graph_output[static_cast<size_t>(v)] && !is_opaque(v)) return true;  // copied or stored
+    for (ValueId u : in.users[static_cast<size_t>(v)]) {
+      if (!is_opaque(u)) return true;
+    }
+    return false;
+  };
+  uint64_t bytes = 0;
+  for (ValueId v : graph.inputs()) {
+    if (in.live[static_cast<size_t>(v)] && read_by_regions(v))
+      bytes = add_traffic(bytes, value_bytes(graph, v));
+  }
+  std::vector<bool> written(graph.size(), false);
+  for (const GraphOutput& out : graph.outputs()) {
+    if (is_opaque(out.value)) continue;  // the caller's operation writes it
+    written[static_cast<size_t>(out.value)] = true;
+    bytes = add_traffic(bytes, value_bytes(graph, out.value));
+  }
+  for (size_t i = 0; i < graph.size(); ++i) {
+    const auto v = static_cast<ValueId>(i);
+    if (!in.live[i] || !is_opaque(v)) continue;
+    bool used_by_regions = false;
+    for (ValueId u : in.users[i]) used_by_regions = used_by_regions || !is_opaque(u);
+    if (used_by_regions) bytes = add_traffic(bytes, value_bytes(graph, v));
+    for (ValueId operand : graph.node(v).operands) {
+      const Node& source = graph.node(operand);
+      if (source.op == OpKind::kInput || is_opaque(operand) || written[static_cast<size_t>(operand)])
+        continue;
+      written[static_cast<size_t>(operand)] = true;
+      bytes = add_traffic(bytes, value_bytes(graph, operand));
+    }
+  }
+  return bytes;
+}
+
 std::string seconds_text(double s) {
   return fixed_text(s * 1e6, 2) + " us";
 }
@@ -310,12 +351,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     }
   }
 
-  for (ValueId v : graph.inputs()) {
-    if (in.live[static_cast<size_t>(v)])
-      plan.lower_bound_bytes = add_traffic(plan.lower_bound_bytes, value_bytes(graph, v));
-  }
-  for (const GraphOutput& out : graph.outputs())
-    plan.lower_bound_bytes = add_traffic(plan.lower_bound_bytes, value_bytes(graph, out.value));
+  plan.lower_bound_bytes = lower_bound_bytes(graph, in);
   annotate_in_place(graph, &plan);
   plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;

@@ -72,6 +72,32 @@ output "y" = %5
     const FusionPlan p = plan(g, policy);
     for (const PlannedKernel& k : p.kernels) EXPECT_FALSE(k.spec.is_member(3) && k.spec.is_member(5));
     expect_executable(g, p);
+    // The regions read x and opaque(a) and write a and y, 128 bytes each, whatever the plan.
+    EXPECT_EQ(p.lower_bound_bytes, 4u * 128u);
+    EXPECT_GE(p.planned_bytes, p.lower_bound_bytes);
+  }
+}
+
+// The lower bound counts what the fused regions around opaque operations must move: an
+// input only an opaque operation reads and an output an opaque operation writes cost the
+// regions nothing; an operand computed by a region is written once.
+TEST(OpaqueOrder, TheLowerBoundCountsEachRegionsInputsAndOutputsOnce) {
+  const Graph g = parse_graph(R"(fstitch.graph 1
+%0 = input "x" : f32[4,8]
+%1 = input "w" : f32[8,8]
+%2 = opaque "mm" (%0, %1) : f32[4,8]
+%3 = exp %2 : f32[4,8]
+%4 = opaque "mm2" (%3, %1) : f32[4,8]
+output "y" = %4
+output "e" = %3
+)");
+  for (FusionPolicy policy : kPolicies) {
+    SCOPED_TRACE(fusion_policy_name(policy));
+    const FusionPlan p = plan(g, policy);
+    expect_executable(g, p);
+    // Read mm's result, write exp's (an output, also mm2's operand) once: 2 x 128 bytes.
+    EXPECT_EQ(p.lower_bound_bytes, 2u * 128u);
+    EXPECT_GE(p.planned_bytes, p.lower_bound_bytes);
   }
 }
 
