@@ -257,9 +257,9 @@ void ApiProgram::fuse(int slot) {
   uint64_t lower_bound = 0;
   check_status("fst_fusion_planned_bytes", fst_fusion_planned_bytes(fusion, &planned, &lower_bound),
                Expectation::succeed());
-  if (!g.has_opaque && planned < lower_bound)
+  if (planned < lower_bound)
     violation("planned bytes " + std::to_string(planned) + " are below the lower bound " +
-              std::to_string(lower_bound) + " in a plan without opaque operations");
+              std::to_string(lower_bound));
 }
 
 void ApiProgram::destroy_fusion() {

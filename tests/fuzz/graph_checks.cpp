@@ -153,6 +153,14 @@ void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t 
   size_t workspace = 0;
   check_status("fst_fusion_workspace_size", fst_fusion_workspace_size(fusion, &workspace),
                Expectation::succeed());
+  uint64_t planned = 0;
+  uint64_t lower_bound = 0;
+  check_status("fst_fusion_planned_bytes", fst_fusion_planned_bytes(fusion, &planned, &lower_bound),
+               Expectation::succeed());
+  if (planned < lower_bound) {
+    violation("planned bytes " + std::to_string(planned) + " are below the lower bound " +
+              std::to_string(lower_bound));
+  }
   for (size_t k = 0; k < count; ++k) {
     const fst_kernel* kernel = nullptr;
     check_status("fst_fusion_kernel", fst_fusion_kernel(fusion, k, &kernel), Expectation::succeed());
