@@ -178,11 +178,7 @@ std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
     const fstitch::Logger* log = &context->logger;
     options.warn = [log](const std::string& message) { log->log(fstitch::LogLevel::kWarn, message); };
     options.unit_kernel_bytes = context->config.host_unit_kernel_bytes;
-    // The kernels one by one (the same text as `source`), so that a large plan can be split.
-    fstitch::host::HostModuleSource module_source{fstitch::kernel_prelude(), {}};
-    for (const fstitch::PlannedKernel& k : plan.kernels)
-      module_source.kernels.push_back(fstitch::emit_kernel(graph, k));
-    host_module_ = fstitch::host::HostModule::compile(module_source, options);
+    host_module_ = fstitch::host::HostModule::compile(host_source, options);
     context->logger.log(fstitch::LogLevel::kDebug,
                         "host module of " + std::to_string(plan.kernels.size()) + " kernel(s): " +
                             std::to_string(host_module_->unit_count()) + " translation unit(s), " +
@@ -275,10 +271,16 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
     fusion->graph = graph->graph;
     fusion->graph_serial = graph->serial;
     fusion->plan = fstitch::plan_fusion(fusion->graph, fuse_options);
-    fusion->source = fstitch::emit_module(fusion->graph, fusion->plan);
+    // Each kernel is emitted once; the module text (emit_module's), NVRTC's per-kernel programs
+    // and the host backend's units are all made of these texts.
+    const std::string prelude = fstitch::kernel_prelude();
+    fusion->host_source.prelude = prelude;
+    fusion->source = prelude;
     for (const fstitch::PlannedKernel& k : fusion->plan.kernels) {
-      fusion->kernel_sources.push_back(std::string(fstitch::kernel_prelude()) + "\n" +
-                                       fstitch::emit_kernel(fusion->graph, k));
+      std::string kernel = fstitch::emit_kernel(fusion->graph, k);
+      fusion->source += "\n" + kernel;
+      fusion->kernel_sources.push_back(prelude + "\n" + kernel);
+      fusion->host_source.kernels.push_back(std::move(kernel));
     }
     for (size_t i = 0; i < fusion->plan.kernels.size(); ++i) fusion->kernels.push_back({fusion.get(), i});
     std::ostringstream info;

@@ -14,6 +14,7 @@
 #include "fstitch.h"
 #include "ir/graph.hpp"
 #include "plan/plan.hpp"
+#include "runtime/host/module_units.hpp"
 
 namespace fstitch {
 namespace jit {
@@ -42,8 +43,9 @@ struct fst_fusion {
   fstitch::Graph graph;  // a copy: the fusion does not refer to the caller's graph
   std::shared_ptr<const fstitch::api::GraphSerial> graph_serial;  // keeps the graph's values distinct
   fstitch::FusionPlan plan;
-  std::string source;                       // all kernels in one module: what the host backend compiles
-  std::vector<std::string> kernel_sources;  // prelude + one kernel: what NVRTC compiles, one per kernel
+  std::string source;                           // all kernels in one module (FSTITCH_DUMP=cuda)
+  fstitch::host::HostModuleSource host_source;  // the prelude and each kernel: what the host backend compiles
+  std::vector<std::string> kernel_sources;      // prelude + one kernel: what NVRTC compiles, one per kernel
   std::vector<fst_kernel> kernels;
 
   // NVRTC output of kernel `index` for plan.options.target_sm. The first request compiles

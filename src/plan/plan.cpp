@@ -107,9 +107,7 @@ uint64_t lower_bound_bytes(const Graph& graph, const PlanInputs& in) {
   for (size_t i = 0; i < graph.size(); ++i) {
     const auto v = static_cast<ValueId>(i);
     if (!in.live[i] || !is_opaque(v)) continue;
-    bool used_by_regions = false;
-    for (ValueId u : in.users[i]) used_by_regions = used_by_regions || !is_opaque(u);
-    if (used_by_regions) bytes = add_traffic(bytes, value_bytes(graph, v));
+    if (read_by_regions(v)) bytes = add_traffic(bytes, value_bytes(graph, v));
     for (ValueId operand : graph.node(v).operands) {
       const Node& source = graph.node(operand);
       if (source.op == OpKind::kInput || is_opaque(operand) || written[static_cast<size_t>(operand)])
@@ -160,20 +158,18 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       specs.push_back(copy_spec(in, out.value));
     }
   }
-  // A constant an opaque operation reads is written to the workspace for the caller: no
-  // kernel computes constants, they are folded into their users.
-  for (size_t i = 0; i < graph.size(); ++i) {
-    const Node& node = graph.node(static_cast<ValueId>(i));
-    if (!in.live[i] || node.op != OpKind::kOpaque) continue;
-    for (ValueId operand : node.operands) {
-      if (graph.node(operand).op != OpKind::kConstant || copied[static_cast<size_t>(operand)]) continue;
-      copied[static_cast<size_t>(operand)] = true;
-      specs.push_back(copy_spec(in, operand));
-    }
-  }
   for (size_t i = 0; i < graph.size(); ++i) {
     if (in.live[i] && graph.node(static_cast<ValueId>(i)).op == OpKind::kOpaque) {
       plan.opaque_ops.push_back(static_cast<ValueId>(i));
+    }
+  }
+  // A constant an opaque operation reads is written to the workspace for the caller: no
+  // kernel computes constants, they are folded into their users.
+  for (ValueId op : plan.opaque_ops) {
+    for (ValueId operand : graph.node(op).operands) {
+      if (graph.node(operand).op != OpKind::kConstant || copied[static_cast<size_t>(operand)]) continue;
+      copied[static_cast<size_t>(operand)] = true;
+      specs.push_back(copy_spec(in, operand));
     }
   }
 
