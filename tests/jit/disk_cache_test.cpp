@@ -12,22 +12,11 @@ namespace {
 
 using testing::directory_entries;
 using testing::read_file;
+using testing::sample_module;
 using testing::ScratchDir;
 using testing::write_file;
 
 const std::string kKey = "00112233445566778899aabbccddeeff";
-
-CompiledModule sample_module() {
-  CompiledModule module;
-  module.ptx = ".version 9.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n";
-  module.cubin = {0x7f, 'E', 'L', 'F', 2, 1, 0, 0, 0, 0xff, 0x10};
-  module.log =
-      "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
-      "ptxas info    : Function properties for k\n"
-      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
-      "ptxas info    : Used 4 registers, used 0 barriers\n";
-  return module;
-}
 
 void expect_same(const CompiledModule& actual, const CompiledModule& expected) {
   EXPECT_EQ(actual.ptx, expected.ptx);

@@ -22,18 +22,11 @@ using fstitch::testing::chown_tree;
 using fstitch::testing::kStrangerUid;
 using testing::directory_entries;
 using testing::read_file;
+using testing::sample_module;
 using testing::ScratchDir;
 using testing::write_file;
 
 const std::string kKey = "00112233445566778899aabbccddeeff";
-
-CompiledModule sample_module() {
-  CompiledModule module;
-  module.ptx = ".version 9.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n";
-  module.cubin = {0x7f, 'E', 'L', 'F', 2, 1, 0, 0, 0, 0xff, 0x10};
-  module.log = "ptxas info    : Used 4 registers, used 0 barriers\n";
-  return module;
-}
 
 // A cache in its own scratch directory that records its warnings.
 struct WatchedCache {

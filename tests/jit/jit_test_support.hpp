@@ -11,7 +11,22 @@
 #include <string>
 #include <vector>
 
+#include "jit/compile.hpp"
+
 namespace fstitch::jit::testing {
+
+// A small module with every field set, for the cache tests (it is stored, never loaded).
+inline CompiledModule sample_module() {
+  CompiledModule module;
+  module.ptx = ".version 9.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n";
+  module.cubin = {0x7f, 'E', 'L', 'F', 2, 1, 0, 0, 0, 0xff, 0x10};
+  module.log =
+      "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+      "ptxas info    : Function properties for k\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 4 registers, used 0 barriers\n";
+  return module;
+}
 
 // What the code generator's prelude provides under NVRTC.
 inline const char* const kPrelude =
