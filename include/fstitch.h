@@ -718,7 +718,8 @@ FST_API fst_status fst_fusion_dump(const fst_fusion* fusion, char** out_text);
  * ::FST_ERROR_INVALID_ARGUMENT naming both buffers, before anything runs.
  * Errors: invalid argument (NULL, wrong counts, overlapping buffers), no compiler, compile,
  * launch (with the driver's error name and text), out of memory, unsupported (the plan
- * contains opaque operations, which the caller runs). Thread-safe.
+ * contains opaque operations: run it with fst_fusion_run_with_opaque(), or follow its
+ * steps). Thread-safe.
  */
 FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* inputs, size_t ninputs,
                                   void* const* outputs, size_t noutputs, void* workspace, void* stream);
@@ -809,6 +810,136 @@ FST_API fst_status fst_kernel_function(const fst_kernel* kernel, void** out_func
  * Thread-safe.
  */
 FST_API fst_status fst_kernel_launch(const fst_kernel* kernel, void* const* args, size_t nargs, void* stream);
+/** @} */
+
+/* ------------------------------------------------------------------------ */
+/** @name Steps and opaque operations
+ *  A fusion runs as an ordered list of steps, each either "launch kernel k" or "run opaque
+ *  operation o" (the caller's: a matmul, attention...). The order respects every dependency:
+ *  each opaque operation comes after whatever produces its operands, and before every kernel
+ *  that reads its result. A framework that runs plans itself follows the steps; one that lets
+ *  fstitch run them passes a callback to fst_fusion_run_with_opaque(). All queries are
+ *  thread-safe. Added in ABI node FSTITCH_1.2.
+ *  @{ */
+
+/** What a step does. */
+typedef enum fst_step_kind {
+  FST_STEP_KERNEL = 1, /**< Launch a kernel; the index is its kernel index (fst_fusion_kernel()). */
+  FST_STEP_OPAQUE = 2  /**< Run an opaque operation; the index is its opaque index (fst_fusion_opaque()). */
+} fst_step_kind;
+
+/** @brief Number of steps: every kernel and every opaque operation once. Errors: invalid argument. */
+FST_API fst_status fst_fusion_step_count(const fst_fusion* fusion, size_t* out_count);
+
+/**
+ * @brief The @p index -th step: its kind and the index of its kernel or opaque operation.
+ * Errors: invalid argument (NULL, index out of range).
+ */
+FST_API fst_status fst_fusion_step(const fst_fusion* fusion, size_t index, fst_step_kind* out_kind,
+                                   size_t* out_index);
+
+/** @brief Number of opaque operations in the plan. Errors: invalid argument (NULL). */
+FST_API fst_status fst_fusion_opaque_count(const fst_fusion* fusion, size_t* out_count);
+
+/**
+ * @brief The @p index -th opaque operation (in graph order): its name (owned by the
+ *        fusion), its number of operands and, if @p out_value is not NULL, its graph value
+ *        (valid for the graph the fusion was made from).
+ * Errors: invalid argument (NULL, index out of range).
+ */
+FST_API fst_status fst_fusion_opaque(const fst_fusion* fusion, size_t index, const char** out_name,
+                                     size_t* out_operand_count, fst_value* out_value);
+
+/**
+ * @brief Where operand @p operand of opaque operation @p index lives when its step runs, and
+ *        what it is. The location is a graph input (index: input index), a graph output
+ *        (index: output index) or the workspace (index: byte offset), as for kernel
+ *        parameters; the buffer is dense and row-major.
+ * @param[out] out_dims Receives @p out_rank dims, owned by the fusion (NULL for rank 0).
+ * Errors: invalid argument (NULL, an index out of range).
+ */
+FST_API fst_status fst_fusion_opaque_operand(const fst_fusion* fusion, size_t index, size_t operand,
+                                             fst_param_kind* out_kind, size_t* out_location,
+                                             fst_dtype* out_dtype, size_t* out_rank, const int64_t** out_dims);
+
+/**
+ * @brief Where opaque operation @p index must write its result (a graph output or the
+ *        workspace), and its dtype and dims, as for fst_fusion_opaque_operand().
+ * Errors: invalid argument (NULL, index out of range).
+ */
+FST_API fst_status fst_fusion_opaque_result(const fst_fusion* fusion, size_t index, fst_param_kind* out_kind,
+                                            size_t* out_location, fst_dtype* out_dtype, size_t* out_rank,
+                                            const int64_t** out_dims);
+
+/** One call of an opaque operation, valid only while the callback that receives it runs. */
+typedef struct fst_opaque_call fst_opaque_call;
+
+/**
+ * @brief Runs one opaque operation. Called on the thread that started the run, once per
+ *        opaque step, in step order. On the CUDA backend the pointers are device pointers and
+ *        the work must be queued on the call's stream (fst_opaque_call_stream()), after the
+ *        kernels fstitch queued before; on the host backend and in reference evaluation they
+ *        are host pointers and the work must be done when the callback returns.
+ * @return ::FST_OK, or an error status that stops the run; the run then returns that status
+ *         with a message naming the operation (and the text given to fst_opaque_call_fail()).
+ */
+typedef fst_status (*fst_opaque_callback)(const fst_opaque_call* call, void* user_data);
+
+/** @brief The operation's name (as given to fst_opaque()), owned by the call. */
+FST_API fst_status fst_opaque_call_name(const fst_opaque_call* call, const char** out_name);
+
+/** @brief The operation's graph value. */
+FST_API fst_status fst_opaque_call_value(const fst_opaque_call* call, fst_value* out_value);
+
+/** @brief The number of operands. */
+FST_API fst_status fst_opaque_call_operand_count(const fst_opaque_call* call, size_t* out_count);
+
+/**
+ * @brief Operand @p index: a dense row-major buffer (read only), its dtype and dims (owned by
+ *        the call; NULL for rank 0). Errors: invalid argument (NULL, index out of range).
+ */
+FST_API fst_status fst_opaque_call_operand(const fst_opaque_call* call, size_t index, const void** out_data,
+                                           fst_dtype* out_dtype, size_t* out_rank, const int64_t** out_dims);
+
+/** @brief The result buffer the operation must fill (dense row-major), its dtype and dims. */
+FST_API fst_status fst_opaque_call_result(const fst_opaque_call* call, void** out_data, fst_dtype* out_dtype,
+                                          size_t* out_rank, const int64_t** out_dims);
+
+/** @brief The run's CUstream (as void*; NULL: the default stream, and always NULL on the host). */
+FST_API fst_status fst_opaque_call_stream(const fst_opaque_call* call, void** out_stream);
+
+/**
+ * @brief Records why the operation failed (copied; at most 4096 bytes are kept), for the
+ *        message of the run the callback then stops by returning an error status.
+ */
+FST_API fst_status fst_opaque_call_fail(const fst_opaque_call* call, const char* message);
+
+/**
+ * @brief fst_fusion_run() for plans with opaque operations: runs the steps in order,
+ *        launching kernels as fst_fusion_run() does and calling @p callback for each opaque
+ *        step with the locations the plan gives its operands and result.
+ * @param callback May be NULL only when the plan has no opaque operation.
+ * Buffers, aliasing, workspace and stream are as for fst_fusion_run(); the workspace holds
+ * opaque results that are no graph outputs, so the callback writes into it.
+ * Errors: those of fst_fusion_run(), invalid argument (a NULL callback with opaque steps),
+ * and the status a callback returns (with the operation named in the message). Thread-safe
+ * as long as the callback is.
+ */
+FST_API fst_status fst_fusion_run_with_opaque(const fst_fusion* fusion, const void* const* inputs,
+                                              size_t ninputs, void* const* outputs, size_t noutputs,
+                                              void* workspace, void* stream, fst_opaque_callback callback,
+                                              void* user_data);
+
+/**
+ * @brief fst_graph_evaluate_reference() for graphs with opaque operations: each one runs
+ *        through @p callback on host buffers (operands in their storage dtypes), in graph
+ *        order, so a framework can check any graph against fused runs with the same callback.
+ * @param callback May be NULL only when the graph has no opaque operation.
+ * Errors: those of fst_graph_evaluate_reference() and the status a callback returns.
+ */
+FST_API fst_status fst_graph_evaluate_reference_with_opaque(const fst_graph* graph, const void* const* inputs,
+                                                            size_t ninputs, void* const* outputs, size_t noutputs,
+                                                            fst_opaque_callback callback, void* user_data);
 /** @} */
 
 #ifdef __cplusplus

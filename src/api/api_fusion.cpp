@@ -7,6 +7,7 @@
 #include "api/buffer_overlap.hpp"
 #include "api/fusion.hpp"
 #include "api/handles.hpp"
+#include "api/opaque_call.hpp"
 #include "codegen/emit.hpp"
 #include "codegen/prelude.hpp"
 #include "ir/verify.hpp"
@@ -76,14 +77,35 @@ void launch_on_host(const fst_fusion& fusion, const fstitch::host::HostModule& m
   module.launch(k.name, grid, block, 0, args.params(), host_launch_options(fusion, k));
 }
 
-// The host backend runs one kernel launch after another on the calling thread.
+// Runs opaque step `index` through the caller's callback, with its buffers at the plan's
+// locations.
+void run_opaque_step(const fst_fusion& fusion, size_t index, const fstitch::api::OpaqueCallback& callback,
+                     const void* const* inputs, void* const* outputs, uintptr_t workspace, void* stream) {
+  const fstitch::OpaqueStep& step = fusion.plan.opaque_steps[index];
+  fst_opaque_call call;
+  call.graph = &fusion.graph;
+  call.op = step.op;
+  call.graph_serial = fusion.graph_serial->value();
+  for (const fstitch::ValueLocation& at : step.operands)
+    call.operands.push_back(fstitch::runtime::location_address(at, inputs, outputs, workspace));
+  call.result = fstitch::runtime::location_address(step.result, inputs, outputs, workspace);
+  call.stream = stream;
+  fstitch::api::invoke_opaque(callback, call);
+}
+
+// The host backend runs the steps one after another on the calling thread.
 void run_on_host(const fst_fusion& fusion, const void* const* inputs, void* const* outputs,
-                 unsigned char* workspace) {
+                 unsigned char* workspace, const fstitch::api::OpaqueCallback& callback) {
   std::shared_ptr<fstitch::host::HostModule> module = fusion.host_module();
   fstitch::runtime::KernelArguments args;
-  for (size_t i = 0; i < fusion.plan.kernels.size(); ++i) {
-    args.pack(fusion.plan.kernels[i], inputs, outputs, reinterpret_cast<uintptr_t>(workspace));
-    launch_on_host(fusion, *module, i, args);
+  const auto space = reinterpret_cast<uintptr_t>(workspace);
+  for (const fstitch::PlanStep& step : fusion.plan.steps) {
+    if (step.kind == fstitch::StepKind::kOpaque) {
+      run_opaque_step(fusion, step.index, callback, inputs, outputs, space, nullptr);
+      continue;
+    }
+    args.pack(fusion.plan.kernels[step.index], inputs, outputs, space);
+    launch_on_host(fusion, *module, step.index, args);
   }
 }
 
@@ -98,7 +120,7 @@ void launch_on_cuda(const fst_fusion& fusion, size_t index, fstitch::runtime::Ke
 
 // The CUDA backend queues every launch on the caller's stream and returns without waiting.
 void run_on_cuda(const fst_fusion& fusion, const void* const* inputs, void* const* outputs, void* workspace,
-                 void* stream) {
+                 void* stream, const fstitch::api::OpaqueCallback& callback) {
   fstitch::cuda::Device& device = *fusion.context->device;
   fstitch::cuda::ContextScope scope(device);
   auto* cu_stream = static_cast<fstitch::cuda::CUstream>(stream);
@@ -109,9 +131,13 @@ void run_on_cuda(const fst_fusion& fusion, const void* const* inputs, void* cons
     space = static_cast<uintptr_t>(owned->address());
   }
   fstitch::runtime::KernelArguments args;
-  for (size_t i = 0; i < fusion.plan.kernels.size(); ++i) {
-    args.pack(fusion.plan.kernels[i], inputs, outputs, space);
-    launch_on_cuda(fusion, i, args, cu_stream);
+  for (const fstitch::PlanStep& step : fusion.plan.steps) {
+    if (step.kind == fstitch::StepKind::kOpaque) {
+      run_opaque_step(fusion, step.index, callback, inputs, outputs, space, stream);
+      continue;
+    }
+    args.pack(fusion.plan.kernels[step.index], inputs, outputs, space);
+    launch_on_cuda(fusion, step.index, args, cu_stream);
   }
 }
 
@@ -120,8 +146,32 @@ void require_no_opaque_ops(const fst_fusion& fusion) {
     fail(StatusCode::kUnsupported,
          "the plan contains opaque operation " +
              fstitch::quote_name(fusion.graph.node(fusion.plan.opaque_ops.front()).name) +
-             "; launch the kernels around it with the kernel handles");
+             "; run it with fst_fusion_run_with_opaque, or follow the fusion's steps with the kernel "
+             "handles");
   }
+}
+
+// fst_fusion_run and fst_fusion_run_with_opaque: check the buffers, then run the steps.
+void run_fusion(const fst_fusion* fusion, const void* const* inputs, size_t ninputs, void* const* outputs,
+                size_t noutputs, void* workspace, void* stream,
+                const fstitch::api::OpaqueCallback& callback) {
+  require_not_null(fusion, "fusion");
+  fstitch::api::check_run_buffers(fusion->graph, inputs, ninputs, outputs, noutputs);
+  fstitch::api::check_buffer_overlaps(
+      fusion->graph, fusion->plan,
+      fstitch::api::run_buffer_uses(fusion->graph, fusion->plan, inputs, outputs, workspace),
+      fstitch::api::BufferNaming::kRunArrays);
+  if (fusion->context->active_backend() == fstitch::Backend::kCuda) {
+    run_on_cuda(*fusion, inputs, outputs, workspace, stream, callback);
+    return;
+  }
+  std::vector<unsigned char> owned;
+  auto* space = static_cast<unsigned char*>(workspace);
+  if (space == nullptr && fusion->plan.workspace_bytes > 0) {
+    owned.resize(fusion->plan.workspace_bytes);
+    space = owned.data();
+  }
+  run_on_host(*fusion, inputs, outputs, space, callback);
 }
 
 }  // namespace
@@ -352,23 +402,20 @@ FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* i
                                   void* const* outputs, size_t noutputs, void* workspace, void* stream) {
   return guarded(__func__, [&] {
     require_not_null(fusion, "fusion");
-    fstitch::api::check_run_buffers(fusion->graph, inputs, ninputs, outputs, noutputs);
-    fstitch::api::check_buffer_overlaps(
-        fusion->graph, fusion->plan,
-        fstitch::api::run_buffer_uses(fusion->graph, fusion->plan, inputs, outputs, workspace),
-        fstitch::api::BufferNaming::kRunArrays);
     require_no_opaque_ops(*fusion);
-    if (fusion->context->active_backend() == fstitch::Backend::kCuda) {
-      run_on_cuda(*fusion, inputs, outputs, workspace, stream);
-      return;
-    }
-    std::vector<unsigned char> owned;
-    auto* space = static_cast<unsigned char*>(workspace);
-    if (space == nullptr && fusion->plan.workspace_bytes > 0) {
-      owned.resize(fusion->plan.workspace_bytes);
-      space = owned.data();
-    }
-    run_on_host(*fusion, inputs, outputs, space);
+    run_fusion(fusion, inputs, ninputs, outputs, noutputs, workspace, stream, {});
+  });
+}
+
+FST_API fst_status fst_fusion_run_with_opaque(const fst_fusion* fusion, const void* const* inputs,
+                                              size_t ninputs, void* const* outputs, size_t noutputs,
+                                              void* workspace, void* stream, fst_opaque_callback callback,
+                                              void* user_data) {
+  return guarded(__func__, [&] {
+    require_not_null(fusion, "fusion");
+    const fstitch::api::OpaqueCallback hook{callback, user_data};
+    fstitch::api::require_callback_for(fusion->graph, fusion->plan.opaque_ops, hook);
+    run_fusion(fusion, inputs, ninputs, outputs, noutputs, workspace, stream, hook);
   });
 }
 

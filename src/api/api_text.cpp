@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "api/handles.hpp"
+#include "api/opaque_call.hpp"
 #include "ir/text.hpp"
 #include "ir/verify.hpp"
 #include "ref/evaluator.hpp"
@@ -55,6 +56,38 @@ FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const vo
     const std::vector<const void*> in(inputs, inputs + ninputs);
     const std::vector<void*> out(outputs, outputs + noutputs);
     fstitch::evaluate_reference(g, in, out);
+  });
+}
+
+FST_API fst_status fst_graph_evaluate_reference_with_opaque(const fst_graph* graph, const void* const* inputs,
+                                                            size_t ninputs, void* const* outputs,
+                                                            size_t noutputs, fst_opaque_callback callback,
+                                                            void* user_data) {
+  return guarded(__func__, [&] {
+    require_not_null(graph, "graph");
+    require_graph_ok(graph);
+    const fstitch::Graph& g = graph->graph;
+    fstitch::verify_graph(g);
+    fstitch::api::check_run_buffers(g, inputs, ninputs, outputs, noutputs);
+    std::vector<fstitch::ValueId> opaque_ops;
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (g.node(static_cast<fstitch::ValueId>(i)).op == fstitch::OpKind::kOpaque)
+        opaque_ops.push_back(static_cast<fstitch::ValueId>(i));
+    }
+    const fstitch::api::OpaqueCallback hook{callback, user_data};
+    fstitch::api::require_callback_for(g, opaque_ops, hook);
+    const fstitch::OpaqueRunner run = [&](const fstitch::OpaqueInvocation& invocation) {
+      fst_opaque_call call;
+      call.graph = &g;
+      call.op = invocation.op;
+      call.graph_serial = graph->serial->value();
+      call.operands = invocation.operands;
+      call.result = invocation.result;
+      fstitch::api::invoke_opaque(hook, call);
+    };
+    const std::vector<const void*> in(inputs, inputs + ninputs);
+    const std::vector<void*> out(outputs, outputs + noutputs);
+    fstitch::evaluate_reference(g, in, out, callback != nullptr ? &run : nullptr);
   });
 }
 

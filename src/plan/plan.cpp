@@ -12,6 +12,7 @@
 #include "plan/explore.hpp"
 #include "plan/in_place.hpp"
 #include "plan/op_class.hpp"
+#include "plan/steps.hpp"
 #include "support/checked_math.hpp"
 #include "support/error.hpp"
 #include "support/number_text.hpp"
@@ -21,9 +22,10 @@ namespace {
 
 constexpr size_t kWorkspaceAlignment = 256;
 
-// A kernel that writes a graph input or constant straight to its outputs (or, for a constant
-// an opaque operation reads, to the workspace).
-KernelSpec copy_spec(const PlanInputs& in, ValueId source) {
+// A kernel that writes a graph input, a constant or an opaque result straight to its outputs
+// (or, for a constant an opaque operation reads, to the workspace). `stores` is how many
+// buffers it writes: one per output naming the value, at least one.
+KernelSpec copy_spec(const PlanInputs& in, ValueId source, uint32_t stores) {
   const Graph& g = *in.graph;
   KernelSpec spec;
   spec.domain = g.node(source).dims;
@@ -34,9 +36,7 @@ KernelSpec copy_spec(const PlanInputs& in, ValueId source) {
   const int64_t wave = static_cast<int64_t>(in.arch.sm_count) * in.arch.max_threads_per_sm / 256;
   spec.grid_blocks = std::max<int64_t>(1, std::min<int64_t>((spec.rows + 255) / 256, wave));
   spec.bytes_read = spec.loaded.empty() ? 0 : value_bytes(g, source);
-  // One store per output it is, or one into the workspace when it is no output.
-  const uint32_t stores = std::max<uint32_t>(1, in.output_count[static_cast<size_t>(source)]);
-  spec.bytes_written = add_traffic(0, value_bytes(g, source), stores);
+  spec.bytes_written = add_traffic(0, value_bytes(g, source), std::max<uint32_t>(1, stores));
   spec.est_seconds = estimate_seconds(in, spec);
   return spec;
 }
@@ -87,7 +87,8 @@ std::vector<std::vector<int>> kernels_feeding_opaque_ops(const Graph& graph,
 uint64_t lower_bound_bytes(const Graph& graph, const PlanInputs& in) {
   auto is_opaque = [&](ValueId v) { return graph.node(v).op == OpKind::kOpaque; };
   auto read_by_regions = [&](ValueId v) {
-    if (in.graph_output[static_cast<size_t>(v)] && !is_opaque(v)) return true;  // copied or stored
+    const uint32_t outputs = in.output_count[static_cast<size_t>(v)];
+    if (outputs > (is_opaque(v) ? 1u : 0u)) return true;  // copied or stored
     for (ValueId u : in.users[static_cast<size_t>(v)]) {
       if (!is_opaque(u)) return true;
     }
@@ -99,8 +100,12 @@ uint64_t lower_bound_bytes(const Graph& graph, const PlanInputs& in) {
       bytes = add_traffic(bytes, value_bytes(graph, v));
   }
   std::vector<bool> written(graph.size(), false);
+  std::vector<bool> opaque_output_seen(graph.size(), false);
   for (const GraphOutput& out : graph.outputs()) {
-    if (is_opaque(out.value)) continue;  // the caller's operation writes it
+    if (is_opaque(out.value) && !opaque_output_seen[static_cast<size_t>(out.value)]) {
+      opaque_output_seen[static_cast<size_t>(out.value)] = true;  // the caller's operation writes it
+      continue;
+    }
     written[static_cast<size_t>(out.value)] = true;
     bytes = add_traffic(bytes, value_bytes(graph, out.value));
   }
@@ -155,7 +160,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     OpKind op = graph.node(out.value).op;
     if ((op == OpKind::kInput || op == OpKind::kConstant) && !copied[static_cast<size_t>(out.value)]) {
       copied[static_cast<size_t>(out.value)] = true;
-      specs.push_back(copy_spec(in, out.value));
+      specs.push_back(copy_spec(in, out.value, in.output_count[static_cast<size_t>(out.value)]));
     }
   }
   for (size_t i = 0; i < graph.size(); ++i) {
@@ -169,8 +174,14 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     for (ValueId operand : graph.node(op).operands) {
       if (graph.node(operand).op != OpKind::kConstant || copied[static_cast<size_t>(operand)]) continue;
       copied[static_cast<size_t>(operand)] = true;
-      specs.push_back(copy_spec(in, operand));
+      specs.push_back(copy_spec(in, operand, in.output_count[static_cast<size_t>(operand)]));
     }
+  }
+  // An opaque operation writes one buffer: the first output naming its result (or a workspace
+  // slot). Further outputs naming it are copies of that buffer.
+  for (ValueId op : plan.opaque_ops) {
+    const uint32_t outputs = in.output_count[static_cast<size_t>(op)];
+    if (outputs > 1) specs.push_back(copy_spec(in, op, outputs - 1));
   }
 
   // Launch order: topological over kernels (a kernel after the producers of what it loads),
@@ -304,7 +315,12 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       } else if (output_indices.count(v)) {
         const auto& outs = output_indices[v];
         if (written) {
-          for (size_t o : outs) k.params.push_back({ParamKind::kOutput, o, v, true});
+          // The opaque operation itself writes the first output naming its result.
+          const bool skip_first = graph.node(v).op == OpKind::kOpaque;
+          for (size_t o : outs) {
+            if (skip_first && o == outs.front()) continue;
+            k.params.push_back({ParamKind::kOutput, o, v, true});
+          }
         } else {
           k.params.push_back({ParamKind::kOutput, outs.front(), v, false});
         }
@@ -346,6 +362,23 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       plan.boundaries.push_back(std::move(b));
     }
   }
+
+  // Where each opaque operation reads and writes, and the order of all steps.
+  auto locate = [&](ValueId v) -> ValueLocation {
+    if (input_index.count(v)) return {ParamKind::kInput, input_index[v]};
+    if (output_indices.count(v)) return {ParamKind::kOutput, output_indices[v].front()};
+    const auto slot = workspace_offset.find(v);
+    if (slot == workspace_offset.end())
+      fail(StatusCode::kInternal,
+           "no buffer holds %" + std::to_string(v) + ", which an opaque operation uses");
+    return {ParamKind::kWorkspace, slot->second};
+  };
+  for (ValueId op : plan.opaque_ops) {
+    OpaqueStep step{op, {}, locate(op)};
+    for (ValueId operand : graph.node(op).operands) step.operands.push_back(locate(operand));
+    plan.opaque_steps.push_back(std::move(step));
+  }
+  plan.steps = order_steps(graph, plan);
 
   plan.lower_bound_bytes = lower_bound_bytes(graph, in);
   annotate_in_place(graph, &plan);
@@ -426,6 +459,28 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     auto slot = plan.opaque_result_offsets.find(v);
     if (slot != plan.opaque_result_offsets.end()) out << ", result at workspace+" << slot->second;
     out << "\n";
+  }
+  // The order a run follows, with where each opaque operation reads and writes.
+  if (!plan.opaque_ops.empty()) {
+    auto at = [](const ValueLocation& l) {
+      return l.kind == ParamKind::kInput    ? "input " + std::to_string(l.index)
+             : l.kind == ParamKind::kOutput ? "output " + std::to_string(l.index)
+                                            : "workspace+" + std::to_string(l.index);
+    };
+    out << "\nsteps:\n";
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const PlanStep& step = plan.steps[i];
+      out << "  " << i << ": ";
+      if (step.kind == StepKind::kKernel) {
+        out << "kernel " << plan.kernels[step.index].name << "\n";
+        continue;
+      }
+      const OpaqueStep& o = plan.opaque_steps[step.index];
+      out << "opaque %" << o.op << " \"" << graph.node(o.op).name << "\" (";
+      for (size_t k = 0; k < o.operands.size(); ++k)
+        out << (k ? ", %" : "%") << graph.node(o.op).operands[k] << " at " << at(o.operands[k]);
+      out << ") -> " << at(o.result) << "\n";
+    }
   }
   // The exact aliases runs accept (plan/in_place.hpp).
   bool any_in_place = false;

@@ -39,6 +39,27 @@ struct PlannedKernel {
   std::vector<KernelParam> params;  // loads first (in spec.loaded order), then stores
 };
 
+// Where a value lives in global memory while a plan runs.
+struct ValueLocation {
+  ParamKind kind;
+  size_t index;  // input index, output index or workspace byte offset
+};
+
+// One step of a run: launch a kernel, or run an opaque operation (the caller's).
+enum class StepKind : uint8_t { kKernel = 1, kOpaque = 2 };  // = fst_step_kind
+
+struct PlanStep {
+  StepKind kind;
+  size_t index;  // into FusionPlan::kernels or FusionPlan::opaque_ops
+};
+
+// Where an opaque operation finds its operands and writes its result.
+struct OpaqueStep {
+  ValueId op;
+  std::vector<ValueLocation> operands;  // in operand order
+  ValueLocation result;
+};
+
 struct Boundary {
   ValueId value;        // crosses from producer to consumer kernel through global memory
   int producer_kernel;  // -1: a graph input
@@ -60,6 +81,10 @@ struct FusionPlan {
   std::vector<Boundary> boundaries;
   std::vector<ValueId> opaque_ops;                  // operations left to the caller, run between kernels
   std::map<ValueId, size_t> opaque_result_offsets;  // workspace byte offset of each opaque result
+  std::vector<OpaqueStep> opaque_steps;             // parallel to opaque_ops
+  // Every kernel and opaque operation once, in an order that respects every dependency:
+  // kernels in launch order, each opaque operation as soon as what it reads exists.
+  std::vector<PlanStep> steps;
   size_t workspace_bytes = 0;
   uint64_t planned_bytes = 0;
   uint64_t lower_bound_bytes = 0;

@@ -82,11 +82,12 @@ Tensor constant_tensor(const Node& node) {
 // each intermediate only until its last use.
 class Evaluator {
  public:
-  Evaluator(const Graph& graph, uint64_t memory_limit_bytes)
+  Evaluator(const Graph& graph, uint64_t memory_limit_bytes, const OpaqueRunner* run_opaque)
       : graph_(graph),
         values_(graph.size()),
         last_use_(graph.size(), kNoUse),
-        memory_limit_(memory_limit_bytes) {}
+        memory_limit_(memory_limit_bytes),
+        run_opaque_(run_opaque) {}
 
   void run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
     check_buffers(inputs, outputs);
@@ -146,9 +147,9 @@ class Evaluator {
   }
 
   // last_use_[n]: the last node that reads value n; kNoUse for values no output depends on.
-  // Outputs live to the end. Opaque nodes fail up front, before any work is done.
+  // Outputs live to the end. Without a runner, opaque nodes fail up front, before any work.
   void plan_lifetimes() {
-    for (size_t n = 0; n < graph_.size(); ++n) {
+    for (size_t n = 0; n < graph_.size() && run_opaque_ == nullptr; ++n) {
       const Node& node = graph_.node(static_cast<ValueId>(n));
       if (node.op == OpKind::kOpaque) fail_opaque(node, static_cast<ValueId>(n));
     }
@@ -243,9 +244,25 @@ class Evaluator {
       case OpFamily::kIota:
         return ref::eval_iota(node.dtype, node.dims, node.axis);
       case OpFamily::kOpaque:
-        fail_opaque(node, id);
+        if (run_opaque_ == nullptr) fail_opaque(node, id);
+        return opaque(node, id);
     }
     ref::internal_error("value %" + std::to_string(id) + " has an unknown operation");
+  }
+
+  // Hands the operands to the runner in their storage dtypes and reads its result back.
+  Tensor opaque(const Node& node, ValueId id) {
+    std::vector<std::vector<unsigned char>> operand_bytes(node.operands.size());
+    OpaqueInvocation call{id, {}, nullptr};
+    for (size_t k = 0; k < node.operands.size(); ++k) {
+      operand_bytes[k].resize(static_cast<size_t>(value_bytes(graph_, node.operands[k])));
+      store_output(operand(node, k), operand_bytes[k].data());
+      call.operands.push_back(operand_bytes[k].data());
+    }
+    std::vector<unsigned char> result(static_cast<size_t>(value_bytes(graph_, id)), 0xff);
+    call.result = result.data();
+    (*run_opaque_)(call);
+    return load_input(node, result.data(), id);
   }
 
   // The single operand's storage, moved out when this node is its last reader.
@@ -277,18 +294,20 @@ class Evaluator {
   std::vector<std::optional<Tensor>> values_;
   std::vector<size_t> last_use_;
   uint64_t memory_limit_;
+  const OpaqueRunner* run_opaque_;
 };
 
 }  // namespace
 
 void evaluate_reference(const Graph& graph, const std::vector<const void*>& inputs,
-                        const std::vector<void*>& outputs) {
-  evaluate_reference(graph, inputs, outputs, physical_memory_bytes());
+                        const std::vector<void*>& outputs, const OpaqueRunner* run_opaque) {
+  evaluate_reference(graph, inputs, outputs, physical_memory_bytes(), run_opaque);
 }
 
 void evaluate_reference(const Graph& graph, const std::vector<const void*>& inputs,
-                        const std::vector<void*>& outputs, uint64_t memory_limit_bytes) {
-  Evaluator(graph, memory_limit_bytes).run(inputs, outputs);
+                        const std::vector<void*>& outputs, uint64_t memory_limit_bytes,
+                        const OpaqueRunner* run_opaque) {
+  Evaluator(graph, memory_limit_bytes, run_opaque).run(inputs, outputs);
 }
 
 uint64_t physical_memory_bytes() {

@@ -2,22 +2,25 @@
 
 namespace fstitch::runtime {
 
+void* location_address(const ValueLocation& location, const void* const* inputs, void* const* outputs,
+                       uintptr_t workspace) {
+  switch (location.kind) {
+    case ParamKind::kInput:
+      return const_cast<void*>(inputs[location.index]);
+    case ParamKind::kOutput:
+      return outputs[location.index];
+    case ParamKind::kWorkspace:
+      break;
+  }
+  return reinterpret_cast<void*>(workspace + location.index);
+}
+
 void KernelArguments::pack(const PlannedKernel& kernel, const void* const* inputs, void* const* outputs,
                            uintptr_t workspace) {
   addresses_.resize(kernel.params.size());
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const KernelParam& p = kernel.params[i];
-    switch (p.kind) {
-      case ParamKind::kInput:
-        addresses_[i] = const_cast<void*>(inputs[p.index]);
-        break;
-      case ParamKind::kOutput:
-        addresses_[i] = outputs[p.index];
-        break;
-      case ParamKind::kWorkspace:
-        addresses_[i] = reinterpret_cast<void*>(workspace + p.index);
-        break;
-    }
+    addresses_[i] = location_address({p.kind, p.index}, inputs, outputs, workspace);
   }
   link();
 }

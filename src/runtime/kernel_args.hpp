@@ -10,6 +10,10 @@
 
 namespace fstitch::runtime {
 
+// The address of a value at `location` in a run's buffers (see KernelArguments::pack).
+void* location_address(const ValueLocation& location, const void* const* inputs, void* const* outputs,
+                       uintptr_t workspace);
+
 class KernelArguments {
  public:
   // Fills the arguments of `kernel` from the run's buffers; `workspace` is the base address

@@ -85,5 +85,6 @@ void test_threads(void);
 void test_fusion(void);
 void test_sizes(void);
 void test_aliasing(void);
+void test_opaque_steps(void);
 
 #endif /* FSTITCH_CAPI_CHECK_H */

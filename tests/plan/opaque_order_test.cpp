@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "codegen/emit.hpp"
 #include "ir/text.hpp"
@@ -20,38 +21,50 @@ FusionPlan plan(const Graph& g, FusionPolicy policy) {
   return plan_fusion(g, o);
 }
 
-// Runs the plan symbolically: kernels in plan order, and before each kernel (and at the
-// end) every opaque operation whose operands exist. Fails the test at the first kernel or
-// opaque operation that would read a value nothing has produced yet.
+// Runs the plan's steps symbolically: every step reads only values an earlier step (or the
+// caller, for graph inputs) wrote, at the location it reads them from; every kernel and opaque
+// operation runs once; every output is written.
 void expect_executable(const Graph& g, const FusionPlan& p) {
-  std::set<ValueId> available(g.inputs().begin(), g.inputs().end());
-  std::set<ValueId> pending(p.opaque_ops.begin(), p.opaque_ops.end());
-  auto run_ready_opaque_ops = [&] {
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (auto it = pending.begin(); it != pending.end();) {
-        bool ready = true;
-        for (ValueId operand : g.node(*it).operands) ready = ready && available.count(operand) != 0;
-        if (ready) {
-          available.insert(*it);
-          it = pending.erase(it);
-          progress = true;
-        } else {
-          ++it;
+  std::set<std::tuple<ValueId, ParamKind, size_t>> written;  // value, location kind, index
+  for (size_t i = 0; i < g.inputs().size(); ++i) written.insert({g.inputs()[i], ParamKind::kInput, i});
+  auto exists = [&](ValueId v, ParamKind kind, size_t index) { return written.count({v, kind, index}) != 0; };
+  std::set<size_t> kernels_run, opaque_run;
+  ASSERT_EQ(p.steps.size(), p.kernels.size() + p.opaque_ops.size());
+  ASSERT_EQ(p.opaque_steps.size(), p.opaque_ops.size());
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const PlanStep& step = p.steps[i];
+    if (step.kind == StepKind::kKernel) {
+      ASSERT_LT(step.index, p.kernels.size());
+      EXPECT_TRUE(kernels_run.insert(step.index).second) << "kernel " << step.index << " runs twice";
+      for (const KernelParam& param : p.kernels[step.index].params) {
+        if (!param.written) {
+          EXPECT_TRUE(exists(param.value, param.kind, param.index))
+              << "step " << i << " (kernel " << step.index << ") reads %" << param.value
+              << " before it exists";
         }
       }
+      for (const KernelParam& param : p.kernels[step.index].params) {
+        if (param.written) written.insert({param.value, param.kind, param.index});
+      }
+      continue;
     }
-  };
-  for (size_t k = 0; k < p.kernels.size(); ++k) {
-    run_ready_opaque_ops();
-    for (ValueId v : p.kernels[k].spec.loaded) {
-      EXPECT_TRUE(available.count(v)) << "kernel " << k << " reads %" << v << " before anything produces it";
+    ASSERT_LT(step.index, p.opaque_steps.size());
+    EXPECT_TRUE(opaque_run.insert(step.index).second) << "opaque operation " << step.index << " runs twice";
+    const OpaqueStep& o = p.opaque_steps[step.index];
+    EXPECT_EQ(o.op, p.opaque_ops[step.index]);
+    const Node& n = g.node(o.op);
+    ASSERT_EQ(o.operands.size(), n.operands.size());
+    for (size_t k = 0; k < n.operands.size(); ++k) {
+      EXPECT_TRUE(exists(n.operands[k], o.operands[k].kind, o.operands[k].index))
+          << "step " << i << " (opaque %" << o.op << ") reads %" << n.operands[k] << " before it exists";
     }
-    for (ValueId v : p.kernels[k].spec.stored) available.insert(v);
+    written.insert({o.op, o.result.kind, o.result.index});
   }
-  run_ready_opaque_ops();
-  EXPECT_TRUE(pending.empty()) << pending.size() << " opaque operation(s) can never run";
-  for (const GraphOutput& out : g.outputs()) EXPECT_TRUE(available.count(out.value)) << out.name;
+  EXPECT_EQ(kernels_run.size(), p.kernels.size());
+  EXPECT_EQ(opaque_run.size(), p.opaque_ops.size());
+  for (size_t j = 0; j < g.outputs().size(); ++j) {
+    EXPECT_TRUE(exists(g.outputs()[j].value, ParamKind::kOutput, j)) << "output " << g.outputs()[j].name;
+  }
 }
 
 const FusionPolicy kPolicies[] = {FusionPolicy::kStitch, FusionPolicy::kLoop, FusionPolicy::kNone};
@@ -163,6 +176,61 @@ output "z" = %8
     const FusionPlan p = plan(g, policy);
     expect_executable(g, p);
     EXPECT_FALSE(emit_module(g, p).empty());
+  }
+}
+
+// An opaque result named by several outputs: the operation writes the first, a copy kernel
+// the others (once nothing wrote them).
+TEST(OpaqueOrder, AnOpaqueResultNamedByTwoOutputsIsCopiedToTheSecond) {
+  const Graph g = parse_graph(R"(fstitch.graph 1
+%0 = input "x" : f32[4,8]
+%1 = opaque "mm" (%0) : f32[4,8]
+%2 = exp %1 : f32[4,8]
+output "a" = %1
+output "b" = %1
+output "c" = %2
+)");
+  for (FusionPolicy policy : kPolicies) {
+    SCOPED_TRACE(fusion_policy_name(policy));
+    const FusionPlan p = plan(g, policy);
+    expect_executable(g, p);
+    ASSERT_EQ(p.opaque_steps.size(), 1u);
+    EXPECT_EQ(p.opaque_steps[0].result.kind, ParamKind::kOutput);
+    EXPECT_EQ(p.opaque_steps[0].result.index, 0u);
+    // Read mm's result, write the copy "b" and exp's "c".
+    EXPECT_EQ(p.lower_bound_bytes, 3u * 128u);
+    EXPECT_GE(p.planned_bytes, p.lower_bound_bytes);
+  }
+}
+
+// Opaque operations that read only graph inputs run before any kernel; one that reads another
+// opaque result runs after it; the steps name each opaque operand's buffer.
+TEST(OpaqueOrder, StepsPlaceEachOpaqueOperationAsSoonAsItsOperandsExist) {
+  const Graph g = parse_graph(R"(fstitch.graph 1
+%0 = input "x" : f32[4,8]
+%1 = input "w" : f32[8,8]
+%2 = opaque "mm" (%0, %1) : f32[4,8]
+%3 = opaque "act" (%2) : f32[4,8]
+%4 = exp %3 : f32[4,8]
+%5 = opaque "mm2" (%4, %1) : f32[4,8]
+%6 = add %5, %4 : f32[4,8]
+output "y" = %6
+)");
+  for (FusionPolicy policy : kPolicies) {
+    SCOPED_TRACE(fusion_policy_name(policy));
+    const FusionPlan p = plan(g, policy);
+    expect_executable(g, p);
+    ASSERT_GE(p.steps.size(), 3u);
+    EXPECT_EQ(p.steps[0].kind, StepKind::kOpaque);
+    EXPECT_EQ(p.opaque_ops[p.steps[0].index], 2);
+    EXPECT_EQ(p.steps[1].kind, StepKind::kOpaque);
+    EXPECT_EQ(p.opaque_ops[p.steps[1].index], 3);
+    const OpaqueStep& mm = p.opaque_steps[0];
+    EXPECT_EQ(mm.operands[0].kind, ParamKind::kInput);
+    EXPECT_EQ(mm.operands[0].index, 0u);
+    EXPECT_EQ(mm.operands[1].kind, ParamKind::kInput);
+    EXPECT_EQ(mm.operands[1].index, 1u);
+    EXPECT_EQ(mm.result.kind, ParamKind::kWorkspace);
   }
 }
 
