@@ -220,7 +220,7 @@ class KernelEmitter {
       const char* qualifier = p.aliasing == ParamAliasing::kMayAlias ? "* " : "* __restrict__ ";
       out_ << (i ? ", " : "") << (p.written ? "" : "const ") << storage_type(t) << qualifier << name;
       if (p.written) {
-        store_ptrs_[p.value].push_back(name);
+        store_ptrs_[p.stored_value()].push_back(name);
       } else {
         load_ptr_[p.value] = name;
       }

@@ -8,6 +8,7 @@
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
 #include "plan/scratch.hpp"
+#include "plan/views.hpp"
 #include "support/checked_math.hpp"
 
 namespace fstitch {
@@ -279,12 +280,19 @@ PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchP
         break;
     }
   }
+  in.view_root = find_view_roots(graph, in);
+  in.view_output_count.assign(n, 0);
+  for (const GraphOutput& out : graph.outputs()) {
+    const ValueId root = in.view_root[static_cast<size_t>(out.value)];
+    if (root >= 0) ++in.view_output_count[static_cast<size_t>(root)];
+  }
   return in;
 }
 
 bool is_fusable(const PlanInputs& in, ValueId id) {
   if (!in.live[static_cast<size_t>(id)]) return false;
   if (in.inlined[static_cast<size_t>(id)]) return false;
+  if (!in.view_root.empty() && in.view_root[static_cast<size_t>(id)] >= 0) return false;
   OpKind op = in.graph->node(id).op;
   return op != OpKind::kInput && op != OpKind::kConstant && op != OpKind::kOpaque;
 }
@@ -438,6 +446,12 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     }
   }
   std::sort(spec.inlined.begin(), spec.inlined.end());
+  // A view of a member reads the buffer this kernel writes: only a later kernel may.
+  for (ValueId v : spec.loaded) {
+    const ValueId root = in.view_root[static_cast<size_t>(v)];
+    if (root >= 0 && member(root))
+      return reject("%" + std::to_string(v) + " views the buffer of member %" + std::to_string(root));
+  }
 
   // Schedule.
   const int64_t C = spec.cols, R = spec.rows;
@@ -567,8 +581,10 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   (void)stores_elements;
   spec.bytes_read = reads;
   for (ValueId v : spec.stored) {
-    spec.bytes_written = add_traffic(spec.bytes_written, value_bytes(g, v),
-                                     std::max<uint64_t>(1, in.output_count[static_cast<size_t>(v)]));
+    // Once per output holding it, itself or as a free view.
+    const uint64_t outputs =
+        uint64_t{in.output_count[static_cast<size_t>(v)]} + in.view_output_count[static_cast<size_t>(v)];
+    spec.bytes_written = add_traffic(spec.bytes_written, value_bytes(g, v), std::max<uint64_t>(1, outputs));
   }
   for (ValueId v : members) {
     spec.compute_ops += op_compute_weight(g.node(v).op) * static_cast<double>(element_count(g.node(v).dims));

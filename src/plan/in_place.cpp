@@ -30,12 +30,16 @@ bool keeps_flat_index(OpKind op) {
 // from it) at another element than the thread's own, or -1 when every read of it is at the
 // element the thread stores. Graph order is topological, so one pass over the kernel's
 // values in id order sees every operand before its users.
-ValueId read_elsewhere(const Graph& graph, const KernelSpec& spec, ValueId input) {
+ValueId read_elsewhere(const Graph& graph, const KernelSpec& spec, ValueId input,
+                       const std::map<ValueId, ValueId>& views) {
   if (element_count(graph.node(input).dims) != element_count(spec.domain)) return input;
   std::vector<ValueId> values = spec.members;
   values.insert(values.end(), spec.inlined.begin(), spec.inlined.end());
   std::sort(values.begin(), values.end());
   std::set<ValueId> derived{input};
+  for (const auto& [view, root] : views) {
+    if (root == input) derived.insert(view);  // a free view of the input reads its buffer
+  }
   for (ValueId v : values) {
     const Node& node = graph.node(v);
     const bool uses = std::any_of(node.operands.begin(), node.operands.end(),
@@ -74,7 +78,7 @@ struct PlanAccess {
     for (size_t i = 0; i < graph.inputs().size(); ++i) input_index[graph.inputs()[i]] = i;
     for (ValueId op : plan.opaque_ops) {
       for (ValueId o : graph.node(op).operands) {
-        auto it = input_index.find(o);
+        auto it = input_index.find(storage_of(plan, o));  // a free view reads its root's buffer
         if (it != input_index.end()) opaque_user[it->second] = op;
       }
     }
@@ -114,7 +118,7 @@ InPlaceCheck check_with(const Graph& graph, const FusionPlan& plan, const PlanAc
   if (spec.is_member(out_value) && spec.role(out_value) != ValueRole::kElement) elsewhere = out_value;
   if (elsewhere < 0 && element_count(spec.domain) != element_count(graph.node(out_value).dims))
     elsewhere = out_value;
-  if (elsewhere < 0) elsewhere = read_elsewhere(graph, spec, in_value);
+  if (elsewhere < 0) elsewhere = read_elsewhere(graph, spec, in_value, plan.view_roots);
   if (elsewhere >= 0) {
     check.verdict = InPlaceVerdict::kReadElsewhere;
     check.reader_kernel = check.writer_kernel;

@@ -105,12 +105,17 @@ struct PlanInputs {
   // constants, iota, arithmetic on those, and broadcasts of inputs and of such values. They
   // cost no memory traffic beyond reading the (smaller) inputs they come from.
   std::vector<bool> inlined;
+  // Views that need no kernel (plan/views.hpp): for such a reshape or order-keeping permute,
+  // the value whose buffer it reads; -1 for every other value.
+  std::vector<ValueId> view_root;
+  std::vector<uint32_t> view_output_count;  // per root: how many outputs are free views of it
   size_t max_kernel_ops = 64;
 };
 
 PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchParams& arch);
 
-// Values that never become kernel members: inputs, inlined values, opaque operations.
+// Values that never become kernel members: inputs, inlined values, opaque operations, views
+// that read their root's buffer.
 bool is_fusable(const PlanInputs& in, ValueId id);
 
 // Analyzes a candidate member set (any order) into *out (whose contents are replaced, and

@@ -61,15 +61,18 @@ size_t append_workspace_slot(FusionPlan& plan, size_t size) {
   return offset;
 }
 
-// For each opaque operation's result, the kernels that produce what it reads, directly or
-// through other opaque operations (operands are earlier values, so one pass in id order).
+// For each opaque operation's result, the kernels that produce what it reads (the root's
+// producer for a free view), directly or through other opaque operations (operands are
+// earlier values, so one pass in id order).
 std::vector<std::vector<int>> kernels_feeding_opaque_ops(const Graph& graph,
                                                          const std::vector<ValueId>& opaque_ops,
-                                                         const std::vector<int>& producer) {
+                                                         const std::vector<int>& producer,
+                                                         const std::vector<ValueId>& storage) {
   std::vector<std::vector<int>> feeding(graph.size());
   for (ValueId op : opaque_ops) {
     std::vector<int>& list = feeding[static_cast<size_t>(op)];
-    for (ValueId operand : graph.node(op).operands) {
+    for (ValueId read : graph.node(op).operands) {
+      const ValueId operand = storage[static_cast<size_t>(read)];
       const int p = producer[static_cast<size_t>(operand)];
       if (p >= 0) list.push_back(p);
       for (int q : feeding[static_cast<size_t>(operand)]) list.push_back(q);
@@ -80,45 +83,92 @@ std::vector<std::vector<int>> kernels_feeding_opaque_ops(const Graph& graph,
   return feeding;
 }
 
+// Which buffers hold the plan's values: a free view lives in its root's buffer, and a root
+// that is no output itself but has outputs that view it lives in the first of them.
+struct Storage {
+  std::vector<ValueId> root;                            // per value: the value whose buffer holds it
+  std::map<ValueId, std::vector<size_t>> view_outputs;  // root -> outputs that are free views of it
+
+  Storage(const Graph& graph, const PlanInputs& in) : root(graph.size()) {
+    for (size_t i = 0; i < graph.size(); ++i)
+      root[i] = in.view_root[i] >= 0 ? in.view_root[i] : static_cast<ValueId>(i);
+    for (size_t j = 0; j < graph.outputs().size(); ++j) {
+      const ValueId v = graph.outputs()[j].value;
+      if (in.view_root[static_cast<size_t>(v)] >= 0)
+        view_outputs[in.view_root[static_cast<size_t>(v)]].push_back(j);
+    }
+  }
+  ValueId of(ValueId v) const { return root[static_cast<size_t>(v)]; }
+  // The output that holds root r when it is no output itself: the first output viewing it.
+  std::optional<size_t> view_home(ValueId r) const {
+    auto it = view_outputs.find(r);
+    if (it == view_outputs.end()) return std::nullopt;
+    return it->second.front();
+  }
+};
+
 // The global bytes no plan can avoid: what the fused regions (everything but the opaque
-// operations) must read and write once each. They read every graph input they use and every
-// opaque result they use, and write every graph output and every value an opaque operation
-// reads (unless it is a graph input, an output already counted, or another opaque result).
-uint64_t lower_bound_bytes(const Graph& graph, const PlanInputs& in) {
+// operations and the free views) must read and write once each. They read every graph input
+// and every opaque result they use, and write every graph output and every value an opaque
+// operation reads (unless it is in memory already: a graph input, an opaque result, or a
+// value written once already; a view reads its root's buffer). An opaque operation writes
+// the first output holding its result itself; further outputs holding it are copies.
+uint64_t lower_bound_bytes(const Graph& graph, const PlanInputs& in, const Storage& storage) {
   auto is_opaque = [&](ValueId v) { return graph.node(v).op == OpKind::kOpaque; };
-  auto read_by_regions = [&](ValueId v) {
-    const uint32_t outputs = in.output_count[static_cast<size_t>(v)];
-    if (outputs > (is_opaque(v) ? 1u : 0u)) return true;  // copied or stored
-    for (ValueId u : in.users[static_cast<size_t>(v)]) {
-      if (!is_opaque(u)) return true;
+  auto is_free_view = [&](ValueId v) { return in.view_root[static_cast<size_t>(v)] >= 0; };
+  // The output an opaque result is written to by the caller's operation, if any.
+  auto opaque_home = [&](ValueId r) -> std::optional<size_t> {
+    for (size_t j = 0; j < graph.outputs().size(); ++j) {
+      if (graph.outputs()[j].value == r) return j;
+    }
+    return storage.view_home(r);
+  };
+  // Whether a kernel reads r: a user that is neither opaque nor a free view (whose users
+  // count in turn), or an output that copies r.
+  auto read_by_regions = [&](ValueId r) {
+    std::vector<ValueId> pending{r};
+    while (!pending.empty()) {
+      const ValueId v = pending.back();
+      pending.pop_back();
+      for (ValueId u : in.users[static_cast<size_t>(v)]) {
+        if (is_free_view(u)) {
+          pending.push_back(u);
+        } else if (!is_opaque(u)) {
+          return true;
+        }
+      }
     }
     return false;
   };
+  std::vector<bool> copied(graph.size(), false);  // an output holding r needs a kernel to copy r
+  for (size_t j = 0; j < graph.outputs().size(); ++j) {
+    const ValueId r = storage.of(graph.outputs()[j].value);
+    if (graph.node(r).op == OpKind::kInput || (is_opaque(r) && opaque_home(r) != j))
+      copied[static_cast<size_t>(r)] = true;
+  }
   uint64_t bytes = 0;
   for (ValueId v : graph.inputs()) {
-    if (in.live[static_cast<size_t>(v)] && read_by_regions(v))
+    if (in.live[static_cast<size_t>(v)] && (copied[static_cast<size_t>(v)] || read_by_regions(v)))
       bytes = add_traffic(bytes, value_bytes(graph, v));
   }
   std::vector<bool> written(graph.size(), false);
-  std::vector<bool> opaque_output_seen(graph.size(), false);
-  for (const GraphOutput& out : graph.outputs()) {
-    if (is_opaque(out.value) && !opaque_output_seen[static_cast<size_t>(out.value)]) {
-      opaque_output_seen[static_cast<size_t>(out.value)] = true;  // the caller's operation writes it
-      continue;
-    }
-    written[static_cast<size_t>(out.value)] = true;
-    bytes = add_traffic(bytes, value_bytes(graph, out.value));
+  for (size_t j = 0; j < graph.outputs().size(); ++j) {
+    const ValueId v = graph.outputs()[j].value;
+    const ValueId r = storage.of(v);
+    if (is_opaque(r) && opaque_home(r) == j) continue;  // the caller's operation writes it
+    written[static_cast<size_t>(r)] = true;
+    bytes = add_traffic(bytes, value_bytes(graph, v));
   }
   for (size_t i = 0; i < graph.size(); ++i) {
     const auto v = static_cast<ValueId>(i);
     if (!in.live[i] || !is_opaque(v)) continue;
-    if (read_by_regions(v)) bytes = add_traffic(bytes, value_bytes(graph, v));
+    if (copied[i] || read_by_regions(v)) bytes = add_traffic(bytes, value_bytes(graph, v));
     for (ValueId operand : graph.node(v).operands) {
-      const Node& source = graph.node(operand);
-      if (source.op == OpKind::kInput || is_opaque(operand) || written[static_cast<size_t>(operand)])
-        continue;
-      written[static_cast<size_t>(operand)] = true;
-      bytes = add_traffic(bytes, value_bytes(graph, operand));
+      const ValueId r = storage.of(operand);
+      const Node& source = graph.node(r);
+      if (source.op == OpKind::kInput || is_opaque(r) || written[static_cast<size_t>(r)]) continue;
+      written[static_cast<size_t>(r)] = true;
+      bytes = add_traffic(bytes, value_bytes(graph, r));
     }
   }
   return bytes;
@@ -143,6 +193,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   PlanInputs in = make_plan_inputs(graph, options.policy, *arch);
   in.register_cap = options.register_cap;
   in.shared_budget = options.shared_budget;
+  const Storage storage(graph, in);
 
   std::vector<std::vector<ValueId>> groups = explore_fusion(in, ExploreOptions{});
 
@@ -177,11 +228,13 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       specs.push_back(copy_spec(in, operand, in.output_count[static_cast<size_t>(operand)]));
     }
   }
-  // An opaque operation writes one buffer: the first output naming its result (or a workspace
-  // slot). Further outputs naming it are copies of that buffer.
+  // An opaque operation writes one buffer: the first output naming its result, else the first
+  // output viewing it, else a workspace slot. Further outputs holding it are copies.
   for (ValueId op : plan.opaque_ops) {
-    const uint32_t outputs = in.output_count[static_cast<size_t>(op)];
-    if (outputs > 1) specs.push_back(copy_spec(in, op, outputs - 1));
+    auto views = storage.view_outputs.find(op);
+    const size_t outputs = in.output_count[static_cast<size_t>(op)] +
+                           (views == storage.view_outputs.end() ? 0 : views->second.size());
+    if (outputs > 1) specs.push_back(copy_spec(in, op, static_cast<uint32_t>(outputs - 1)));
   }
 
   // Launch order: topological over kernels (a kernel after the producers of what it loads),
@@ -193,7 +246,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     for (ValueId v : specs[k].members) producer[static_cast<size_t>(v)] = static_cast<int>(k);
   }
   const std::vector<std::vector<int>> opaque_producers =
-      kernels_feeding_opaque_ops(graph, plan.opaque_ops, producer);
+      kernels_feeding_opaque_ops(graph, plan.opaque_ops, producer, storage.root);
   std::vector<std::vector<int>> successors(specs.size());
   std::vector<int> pending(specs.size(), 0);
   for (size_t k = 0; k < specs.size(); ++k) {
@@ -203,7 +256,8 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
         preds.push_back(p);
       }
     };
-    for (ValueId v : specs[k].loaded) {
+    for (ValueId loaded : specs[k].loaded) {
+      const ValueId v = storage.of(loaded);  // a free view waits for its root
       add_pred(producer[static_cast<size_t>(v)]);
       for (int p : opaque_producers[static_cast<size_t>(v)]) add_pred(p);
     }
@@ -259,15 +313,17 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
 
   // Workspace: values crossing kernels that are not graph outputs, first-fit with reuse
   // once the last consumer has run.
+  // A free view's reads keep its root alive.
   std::map<ValueId, int> last_use;
   for (size_t i = 0; i < order.size(); ++i) {
-    for (ValueId v : specs[static_cast<size_t>(order[i])].loaded) last_use[v] = static_cast<int>(i);
+    for (ValueId v : specs[static_cast<size_t>(order[i])].loaded)
+      last_use[storage.of(v)] = static_cast<int>(i);
   }
   // Opaque operations run between kernels, by the caller: what they read stays alive to the
   // end, and their results get workspace slots of their own.
   constexpr int kForever = std::numeric_limits<int>::max();
   for (ValueId op : plan.opaque_ops) {
-    for (ValueId v : graph.node(op).operands) last_use[v] = kForever;
+    for (ValueId v : graph.node(op).operands) last_use[storage.of(v)] = kForever;
   }
   struct Block {
     size_t offset, size;
@@ -276,7 +332,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   std::vector<Block> blocks;
   std::map<ValueId, size_t> workspace_offset;
   for (ValueId op : plan.opaque_ops) {
-    if (output_indices.count(op)) continue;
+    if (output_indices.count(op) || storage.view_outputs.count(op)) continue;
     const size_t size = workspace_slot_bytes(graph, op);
     const size_t offset = append_workspace_slot(plan, size);
     workspace_offset[op] = offset;
@@ -285,7 +341,9 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   }
   for (size_t i = 0; i < order.size(); ++i) {
     for (ValueId v : specs[static_cast<size_t>(order[i])].stored) {
-      if (output_indices.count(v) || !last_use.count(v) || input_index.count(v)) continue;
+      if (output_indices.count(v) || storage.view_outputs.count(v) || !last_use.count(v) ||
+          input_index.count(v))
+        continue;
       const size_t size = workspace_slot_bytes(graph, v);
       const int until = last_use[v];
       bool placed = false;
@@ -305,32 +363,50 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     }
   }
 
+  // The buffer holding a value that is in memory: a graph input, the first output naming it,
+  // the first output viewing it, or its workspace slot.
+  auto home = [&](ValueId r) -> ValueLocation {
+    if (input_index.count(r)) return {ParamKind::kInput, input_index[r]};
+    if (output_indices.count(r)) return {ParamKind::kOutput, output_indices[r].front()};
+    if (auto j = storage.view_home(r)) return {ParamKind::kOutput, *j};
+    const auto slot = workspace_offset.find(r);
+    // Stored values nobody reads later have no slot; only their writes ask, and skip it.
+    return {ParamKind::kWorkspace, slot == workspace_offset.end() ? size_t{0} : slot->second};
+  };
+  auto require_home = [&](ValueId r) {
+    if (!input_index.count(r) && !output_indices.count(r) && !storage.view_home(r) &&
+        !workspace_offset.count(r))
+      fail(StatusCode::kInternal, "no buffer holds %" + std::to_string(r) + ", which a later step reads");
+    return home(r);
+  };
   for (size_t i = 0; i < order.size(); ++i) {
     PlannedKernel k;
     k.name = "fst_k" + std::to_string(i);
     k.spec = std::move(specs[static_cast<size_t>(order[i])]);
-    auto add_param = [&](ValueId v, bool written) {
-      if (!written && input_index.count(v)) {
-        k.params.push_back({ParamKind::kInput, input_index[v], v, false});
-      } else if (output_indices.count(v)) {
-        const auto& outs = output_indices[v];
-        if (written) {
-          // The opaque operation itself writes the first output naming its result.
-          const bool skip_first = graph.node(v).op == OpKind::kOpaque;
-          for (size_t o : outs) {
-            if (skip_first && o == outs.front()) continue;
-            k.params.push_back({ParamKind::kOutput, o, v, true});
-          }
-        } else {
-          k.params.push_back({ParamKind::kOutput, outs.front(), v, false});
-        }
-      } else {
-        k.params.push_back({ParamKind::kWorkspace, workspace_offset.at(v), v, written});
-      }
-    };
-    for (ValueId v : k.spec.loaded) add_param(v, false);
+    for (ValueId v : k.spec.loaded) {
+      const ValueLocation at = require_home(storage.of(v));
+      k.params.push_back({at.kind, at.index, v, false});
+    }
+    // A stored value goes to every output holding it (itself, or a free view of it), else to
+    // its workspace slot when a later step reads it. An opaque result's copy kernel writes all
+    // but the buffer the caller's operation writes.
     for (ValueId v : k.spec.stored) {
-      if (output_indices.count(v) || last_use.count(v)) add_param(v, true);
+      const bool opaque = graph.node(v).op == OpKind::kOpaque;
+      const ValueLocation own = home(v);
+      auto add_write = [&](size_t output, ValueId value) {
+        if (opaque && own.kind == ParamKind::kOutput && own.index == output) return;
+        k.params.push_back(
+            {ParamKind::kOutput, output, value, true, ParamAliasing::kRestrict, value == v ? -1 : v});
+      };
+      if (output_indices.count(v)) {
+        for (size_t o : output_indices[v]) add_write(o, v);
+      }
+      auto views = storage.view_outputs.find(v);
+      if (views != storage.view_outputs.end()) {
+        for (size_t o : views->second) add_write(o, graph.outputs()[o].value);
+      }
+      if (own.kind == ParamKind::kWorkspace && workspace_offset.count(v))
+        k.params.push_back({ParamKind::kWorkspace, own.index, v, true});
     }
     plan.planned_bytes =
         add_traffic(add_traffic(plan.planned_bytes, k.spec.bytes_read), k.spec.bytes_written);
@@ -364,15 +440,10 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   }
 
   // Where each opaque operation reads and writes, and the order of all steps.
-  auto locate = [&](ValueId v) -> ValueLocation {
-    if (input_index.count(v)) return {ParamKind::kInput, input_index[v]};
-    if (output_indices.count(v)) return {ParamKind::kOutput, output_indices[v].front()};
-    const auto slot = workspace_offset.find(v);
-    if (slot == workspace_offset.end())
-      fail(StatusCode::kInternal,
-           "no buffer holds %" + std::to_string(v) + ", which an opaque operation uses");
-    return {ParamKind::kWorkspace, slot->second};
-  };
+  auto locate = [&](ValueId v) { return require_home(storage.of(v)); };
+  for (size_t i = 0; i < graph.size(); ++i) {
+    if (in.live[i] && in.view_root[i] >= 0) plan.view_roots[static_cast<ValueId>(i)] = in.view_root[i];
+  }
   for (ValueId op : plan.opaque_ops) {
     OpaqueStep step{op, {}, locate(op)};
     for (ValueId operand : graph.node(op).operands) step.operands.push_back(locate(operand));
@@ -380,10 +451,15 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   }
   plan.steps = order_steps(graph, plan);
 
-  plan.lower_bound_bytes = lower_bound_bytes(graph, in);
+  plan.lower_bound_bytes = lower_bound_bytes(graph, in, storage);
   annotate_in_place(graph, &plan);
   plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;
+}
+
+ValueId storage_of(const FusionPlan& plan, ValueId v) {
+  auto it = plan.view_roots.find(v);
+  return it == plan.view_roots.end() ? v : it->second;
 }
 
 const char* launch_kind_name(LaunchKind kind) {
@@ -459,6 +535,11 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     auto slot = plan.opaque_result_offsets.find(v);
     if (slot != plan.opaque_result_offsets.end()) out << ", result at workspace+" << slot->second;
     out << "\n";
+  }
+  if (!plan.view_roots.empty()) out << "\nfree views (no kernel copies them):\n";
+  for (const auto& [view, root] : plan.view_roots) {
+    out << "  %" << view << " " << dtype_name(graph.node(view).dtype) << dims_to_string(graph.node(view).dims)
+        << " reads the buffer of %" << root << "\n";
   }
   // The order a run follows, with where each opaque operation reads and writes.
   if (!plan.opaque_ops.empty()) {

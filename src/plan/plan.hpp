@@ -24,6 +24,10 @@ struct KernelParam {
   ValueId value;  // the graph value behind the pointer
   bool written;   // the kernel stores to it
   ParamAliasing aliasing = ParamAliasing::kRestrict;
+  // For a written parameter: the member whose values it receives, when that is not `value`
+  // itself (an output that is a free view of the member, plan/views.hpp); -1 otherwise.
+  ValueId source = -1;
+  ValueId stored_value() const { return source >= 0 ? source : value; }
 };
 
 // How a kernel is launched. A kernel whose threads meet at a grid-wide barrier (values
@@ -85,6 +89,8 @@ struct FusionPlan {
   // Every kernel and opaque operation once, in an order that respects every dependency:
   // kernels in launch order, each opaque operation as soon as what it reads exists.
   std::vector<PlanStep> steps;
+  // Free views (plan/views.hpp): each reads the buffer of its root, which is in memory.
+  std::map<ValueId, ValueId> view_roots;
   size_t workspace_bytes = 0;
   uint64_t planned_bytes = 0;
   uint64_t lower_bound_bytes = 0;
@@ -94,6 +100,9 @@ struct FusionPlan {
   // update, plan/in_place.hpp), ascending. Runs refuse every other overlap.
   std::vector<std::vector<size_t>> in_place_inputs;
 };
+
+// The value whose buffer holds `v`: its root when it is a free view, else `v`.
+ValueId storage_of(const FusionPlan& plan, ValueId v);
 
 // Plans a verified graph. Throws Error (kUnsupported) for an unknown target architecture.
 FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options);

@@ -40,7 +40,7 @@ std::vector<PlanStep> order_steps(const Graph& graph, const FusionPlan& plan) {
   std::vector<size_t> opaque_after(graph.size(), 0);
   for (size_t i = 0; i < plan.opaque_ops.size(); ++i) {
     for (ValueId operand : graph.node(plan.opaque_ops[i]).operands) {
-      const auto o = static_cast<size_t>(operand);
+      const auto o = static_cast<size_t>(storage_of(plan, operand));  // a free view reads its root
       if (producers.kernel[o] >= 0)
         after[i] = std::max(after[i], static_cast<size_t>(producers.kernel[o]) + 1);
       if (producers.opaque[o]) after[i] = std::max(after[i], opaque_after[o]);
@@ -69,7 +69,7 @@ void check_steps(const Graph& graph, const FusionPlan& plan, const std::vector<P
   for (ValueId v : graph.inputs()) exists[static_cast<size_t>(v)] = true;
   std::vector<bool> kernel_done(plan.kernels.size(), false), opaque_done(plan.opaque_ops.size(), false);
   auto require = [&](const PlanStep& step, ValueId v) {
-    if (exists[static_cast<size_t>(v)]) return;
+    if (exists[static_cast<size_t>(storage_of(plan, v))]) return;
     fail(StatusCode::kInternal, "the plan's steps are out of order: " + step_text(graph, plan, step) +
                                     " reads %" + std::to_string(v) + " before anything produces it");
   };

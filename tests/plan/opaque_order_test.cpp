@@ -22,12 +22,14 @@ FusionPlan plan(const Graph& g, FusionPolicy policy) {
 }
 
 // Runs the plan's steps symbolically: every step reads only values an earlier step (or the
-// caller, for graph inputs) wrote, at the location it reads them from; every kernel and opaque
-// operation runs once; every output is written.
+// caller, for graph inputs) wrote, at the location it reads them from (a free view is read in
+// its root's buffer); every kernel and opaque operation runs once; every output is written.
 void expect_executable(const Graph& g, const FusionPlan& p) {
   std::set<std::tuple<ValueId, ParamKind, size_t>> written;  // value, location kind, index
   for (size_t i = 0; i < g.inputs().size(); ++i) written.insert({g.inputs()[i], ParamKind::kInput, i});
-  auto exists = [&](ValueId v, ParamKind kind, size_t index) { return written.count({v, kind, index}) != 0; };
+  auto exists = [&](ValueId v, ParamKind kind, size_t index) {
+    return written.count({storage_of(p, v), kind, index}) != 0;
+  };
   std::set<size_t> kernels_run, opaque_run;
   ASSERT_EQ(p.steps.size(), p.kernels.size() + p.opaque_ops.size());
   ASSERT_EQ(p.opaque_steps.size(), p.opaque_ops.size());
@@ -44,7 +46,7 @@ void expect_executable(const Graph& g, const FusionPlan& p) {
         }
       }
       for (const KernelParam& param : p.kernels[step.index].params) {
-        if (param.written) written.insert({param.value, param.kind, param.index});
+        if (param.written) written.insert({param.stored_value(), param.kind, param.index});
       }
       continue;
     }
