@@ -45,6 +45,7 @@ mod error;
 mod fusion;
 mod graph;
 mod kernel;
+mod opaque;
 mod util;
 mod value;
 
@@ -62,6 +63,7 @@ pub use error::{Error, Result, Status};
 pub use fusion::{FuseOptions, Fusion, PlannedBytes};
 pub use graph::Graph;
 pub use kernel::{EstimatedBytes, Kernel, KernelParam, LaunchConfig};
+pub use opaque::{OpaqueCall, OpaqueOp, OpaqueOperand, OpaqueResult, OpaqueTensor, Step};
 pub use value::Value;
 
 /// Compile-time guarantees, checked by doctests that must fail to compile.
