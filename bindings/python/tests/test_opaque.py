@@ -314,3 +314,33 @@ def test_operands_are_read_only(block, data):
 
     with pytest.raises(fstitch.Error, match="read-only"):
         fusion.run(data, opaque=writes_an_operand)
+
+
+def test_concurrent_runs_each_call_their_own_callable(block, data):
+    import threading
+
+    fusion = block[0].fuse()
+    want = expected_block(data)
+    errors = []
+
+    def worker(scale):
+        try:
+            seen = []
+
+            def scaled_matmul(call):
+                seen.append(threading.get_ident())
+                np.matmul(*call.operands, out=call.result)
+                call.result *= scale
+
+            got = fusion.run(data, opaque=scaled_matmul)
+            assert seen == [threading.get_ident()] * 2  # on the thread that started the run
+            assert_close(got["h"], want["h"] * scale)
+        except BaseException as error:  # noqa: BLE001 - reported by the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(1.0 + i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []

@@ -425,3 +425,38 @@ fn buffers_are_checked_before_the_run() {
         error.message()
     );
 }
+
+#[test]
+fn concurrent_runs_each_call_their_own_closure() {
+    let context = host_context();
+    let graph = Graph::new(&context).unwrap();
+    build_block(&graph);
+    let fusion = graph.fuse(&FuseOptions::new()).unwrap();
+    std::thread::scope(|scope| {
+        for seed in 10..14 {
+            let fusion = &fusion;
+            scope.spawn(move || {
+                // Data of its own per thread: a closure mixing up runs would show.
+                let data = Data {
+                    x: uniform(ROWS * MODEL, -1.0, 1.0, seed),
+                    w1: uniform(MODEL * HIDDEN, -1.0, 1.0, seed + 100),
+                    w2: uniform(HIDDEN * MODEL, -1.0, 1.0, seed + 200),
+                };
+                let inputs = [(&data.x).into(), (&data.w1).into(), (&data.w2).into()];
+                let (mut y, mut h) = (vec![0.0f32; ROWS * MODEL], vec![0.0f32; ROWS * HIDDEN]);
+                let thread = std::thread::current().id();
+                let mut seen = Vec::new();
+                fusion
+                    .run_with_opaque(&inputs, &mut [(&mut y).into(), (&mut h).into()], |call| {
+                        assert_eq!(std::thread::current().id(), thread);
+                        matmul(call, &mut seen)
+                    })
+                    .unwrap();
+                assert_eq!(seen.len(), 2);
+                let (exact_y, exact_h) = expected(&data);
+                assert!(max_abs_diff(&y, &exact_y) < 1e-5);
+                assert!(max_abs_diff(&h, &exact_h) < 1e-5);
+            });
+        }
+    });
+}
