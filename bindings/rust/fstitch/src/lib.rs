@@ -29,6 +29,12 @@
 //! builders record their first error on the graph, reported by [`Graph::output`] and by
 //! every call that consumes the graph (see [`Graph`]).
 //!
+//! Plans with opaque operations (the caller's matmuls, say) list their order in
+//! [`Fusion::steps`] and run through a closure: [`Fusion::run_with_opaque`] and
+//! [`Graph::evaluate_reference_with_opaque`] call it with an [`OpaqueCall`] for each
+//! opaque step; an `Err` or a panic in it stops the run with an [`Error`] naming the
+//! operation (a panic never unwinds into C).
+//!
 //! Thread safety follows fstitch.h: [`Context`], [`Fusion`] and [`Kernel`] are
 //! `Send + Sync`; a [`Graph`] is `Send` but not `Sync`.
 //!
