@@ -11,13 +11,13 @@ import numpy as np
 
 from . import _lib
 from ._args import as_address
-from ._call import check
+from ._call import check, last_error
 from ._show import shown
 from .binding import bind_inputs, bind_outputs, pack
 from .device_arrays import DeviceBuffer, device_buffer, has_interface
 from .dtypes import DType
 from .enums import Backend, ParamKind
-from .errors import Error, Status
+from .errors import Error, Status, located
 from .host_arrays import input_array, new_output, output_array, workspace_address
 from .opaque import OpaqueCallback
 from .specs import TensorSpec
@@ -201,8 +201,6 @@ def run_fusion(
     callback = None
     if opaque is not None:
         callback = OpaqueCallback(opaque, fusion._graph_ref(), on_device=_on_cuda(fusion))
-    else:
-        _refuse_opaque_operations(fusion)
     input_specs = fusion.input_specs
     output_specs = fusion.output_specs
     inputs, named = bind_inputs(input_specs, args, kwargs)
@@ -249,27 +247,31 @@ def run_fusion(
         run_stream or None,
     )
     if callback is None:
-        check(fusion._call("fst_fusion_run", *arguments))
+        status = fusion._call("fst_fusion_run", *arguments)
+        if status != Status.OK:
+            raise _with_opaque_hint(fusion, last_error(status))
     else:
         status = fusion._call("fst_fusion_run_with_opaque", *arguments, callback.function, None)
         callback.check(status)
     return pack(list(results), output_specs, named)
 
 
-def _refuse_opaque_operations(fusion: Any) -> None:
-    """A plan with opaque operations needs opaque=; says so in Python's terms."""
+def _with_opaque_hint(fusion: Any, error: Error) -> Error:
+    """`error` of a run without opaque=; when it is the library's refusal of a plan with
+    opaque operations (UNSUPPORTED, after every buffer check), says what to do in Python."""
+    if error.status is not Status.UNSUPPORTED:
+        return error
     count = ctypes.c_size_t()
     check(fusion._call("fst_fusion_opaque_count", ctypes.byref(count)))
-    if count.value:
-        from .opaque import opaque_op
-
-        raise Error(
-            Status.UNSUPPORTED,
-            f'the plan contains opaque operation "{opaque_op(fusion, 0).name}"; pass '
-            
-            "opaque=, a callable that runs each opaque operation (see fstitch.OpaqueCall), "
-            "or follow fusion.steps with the kernels",
+    if count.value == 0:
+        return error
+    return located(
+        Error(
+            error.status,
+            f"{error.message} (in Python: pass opaque=, a callable that runs each opaque "
+            "operation with an fstitch.OpaqueCall, or follow fusion.steps)",
         )
+    )
 
 
 def _param_spec(fusion: Any, kind: ParamKind, index: int) -> tuple[str, TensorSpec] | None:
