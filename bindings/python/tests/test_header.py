@@ -259,3 +259,8 @@ def test_the_checker_rejects_a_wrong_declaration():
     assert not _matches(
         ctypes.POINTER(_lib.fst_context), expected_ctype(parameters[0])
     )  # fst_graph*
+    _, parameters = header_functions()["fst_fusion_run_with_opaque"]
+    assert not _matches(_lib.fst_log_callback, expected_ctype(parameters[7]))  # the callback
+    assert not _matches(
+        ctypes.POINTER(_lib.fst_kernel), expected_ctype("const fst_opaque_call* call")
+    )
