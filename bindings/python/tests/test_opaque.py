@@ -344,3 +344,33 @@ def test_concurrent_runs_each_call_their_own_callable(block, data):
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+def test_half_and_bool_buffers(ctx):
+    g = ctx.graph()
+    x = g.input("x", "f16", 6)
+    negated = g.opaque("negate", [x], "f16", 6)
+    flipped = g.opaque("flip", [negated > 0], "bool", 6)
+    g.output("n", negated)
+    g.output("f", flipped)
+    seen = []
+
+    def run(call):
+        (operand,) = call.operands
+        seen.append((call.name, operand.dtype, call.operand_dtypes, call.result_dtype))
+        if call.name == "negate":
+            call.result[...] = -operand
+        else:
+            call.result[...] = ~operand
+
+    data = np.array([-1.5, 0.25, 2, -0.0, 3, -4], np.float16)
+    want = g.evaluate(x=data, opaque=run)
+    assert seen == [
+        ("negate", np.dtype(np.float16), (DType.F16,), DType.F16),
+        ("flip", np.dtype(np.bool_), (DType.BOOL,), DType.BOOL),
+    ]
+    np.testing.assert_array_equal(want["n"], -data)
+    np.testing.assert_array_equal(want["f"], ~(-data > 0))
+    got = g.fuse().run(x=data, opaque=run)
+    np.testing.assert_array_equal(got["n"], want["n"])
+    np.testing.assert_array_equal(got["f"], want["f"])

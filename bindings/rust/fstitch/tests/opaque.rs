@@ -460,3 +460,57 @@ fn concurrent_runs_each_call_their_own_closure() {
         }
     });
 }
+
+#[test]
+fn half_and_bool_slices() {
+    use fstitch::F16;
+    let context = host_context();
+    let mut graph = Graph::new(&context).unwrap();
+    let x = graph.input("x", DType::F16, &[6]);
+    let negated = graph.opaque("negate", &[x], DType::F16, &[6]);
+    let zero = graph.constant_f64(DType::F16, 0.0);
+    let flipped = graph.opaque("flip", &[negated.greater(zero)], DType::Bool, &[6]);
+    graph.output("n", negated).unwrap();
+    graph.output("f", flipped).unwrap();
+    let run = |call: &OpaqueCall<'_>| -> fstitch::Result<()> {
+        if call.name()? == "negate" {
+            let operand = call.operand_slice::<F16>(0)?;
+            for (out, value) in call.result_slice::<F16>()?.iter_mut().zip(operand) {
+                *out = F16::from_bits(value.to_bits() ^ 0x8000);
+            }
+        } else {
+            let operand = call.operand_slice::<bool>(0)?;
+            let result = call.result_slice::<bool>()?;
+            assert!(result.iter().all(|&b| !b), "a bool result starts all false");
+            for (out, value) in result.iter_mut().zip(operand) {
+                *out = !value;
+            }
+        }
+        Ok(())
+    };
+    let data: Vec<F16> = [-1.5f32, 0.25, 2.0, -0.0, 3.0, -4.0]
+        .iter()
+        .map(|&v| F16::from_f32(v))
+        .collect();
+    let (mut want_n, mut want_f) = (vec![F16::default(); 6], vec![false; 6]);
+    graph
+        .evaluate_reference_with_opaque(
+            &[(&data).into()],
+            &mut [(&mut want_n).into(), (&mut want_f).into()],
+            run,
+        )
+        .unwrap();
+    let negated_values: Vec<f32> = want_n.iter().map(|v| v.to_f32()).collect();
+    assert_eq!(negated_values, [1.5, -0.25, -2.0, 0.0, -3.0, 4.0]);
+    assert_eq!(want_f, [false, true, true, true, true, false]);
+    let fusion = graph.fuse(&FuseOptions::new()).unwrap();
+    let (mut n, mut f) = (vec![F16::default(); 6], vec![true; 6]);
+    fusion
+        .run_with_opaque(
+            &[(&data).into()],
+            &mut [(&mut n).into(), (&mut f).into()],
+            run,
+        )
+        .unwrap();
+    assert_eq!((n, f), (want_n, want_f));
+}
