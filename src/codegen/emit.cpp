@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "codegen/cuda_types.hpp"
+#include "codegen/index_maps.hpp"
 #include "codegen/prelude.hpp"
 #include "support/error.hpp"
 
@@ -23,39 +24,6 @@ constexpr const char* kRowIndex = "row";
 
 std::string num(int64_t v) {
   return std::to_string(v) + "LL";
-}
-
-// Flat index of operand `od` for a flat index `idx` of a value of dims `vd` broadcast from it.
-std::string broadcast_index(const Dims& vd, const Dims& od, const std::string& idx) {
-  const Dims vs = row_major_strides(vd), os = row_major_strides(od);
-  const size_t offset = vd.size() - od.size();
-  std::string sum;
-  for (size_t i = offset; i < vd.size(); ++i) {
-    const size_t j = i - offset;
-    if (od[j] == 1) continue;
-    std::string coord = "(" + idx + ")";
-    if (vs[i] != 1) coord = "(" + coord + " / " + num(vs[i]) + ")";
-    if (i != 0) coord = "(" + coord + " % " + num(vd[i]) + ")";
-    if (os[j] != 1) coord += " * " + num(os[j]);
-    sum += (sum.empty() ? "" : " + ") + coord;
-  }
-  return sum.empty() ? "0LL" : "(" + sum + ")";
-}
-
-std::string permute_index(const Dims& vd, const Dims& od, const std::vector<int64_t>& perm,
-                          const std::string& idx) {
-  const Dims vs = row_major_strides(vd), os = row_major_strides(od);
-  std::string sum;
-  for (size_t i = 0; i < vd.size(); ++i) {
-    if (vd[i] == 1) continue;
-    std::string coord = "(" + idx + ")";
-    if (vs[i] != 1) coord = "(" + coord + " / " + num(vs[i]) + ")";
-    if (i != 0) coord = "(" + coord + " % " + num(vd[i]) + ")";
-    const int64_t stride = os[static_cast<size_t>(perm[i])];
-    if (stride != 1) coord += " * " + num(stride);
-    sum += (sum.empty() ? "" : " + ") + coord;
-  }
-  return sum.empty() ? "0LL" : "(" + sum + ")";
 }
 
 std::string math(DType t, const char* name, const std::string& a) {
@@ -258,6 +226,8 @@ class KernelEmitter {
         return broadcast_index(n.dims, o.dims, idx);
       case OpKind::kPermute:
         return permute_index(n.dims, o.dims, n.axes, idx);
+      case OpKind::kSlice:
+        return slice_index(n.dims, o.dims, n.starts, n.steps, idx);
       default:
         return idx;  // elementwise ops and reshape keep the flat index
     }
@@ -363,10 +333,17 @@ class KernelEmitter {
       }
       case OpFamily::kBroadcast:
       case OpFamily::kReshape:
-      case OpFamily::kPermute: {
+      case OpFamily::kPermute:
+      case OpFamily::kSlice: {
         ValueId o = n.operands[0];
         return value_at(o, operand_index(v, idx, o));
       }
+      case OpFamily::kPad:
+        return compute_pad(v, idx);
+      case OpFamily::kConcat:
+        return compute_concat(v, idx);
+      case OpFamily::kTake:
+        return compute_take(v, idx);
       case OpFamily::kIota: {
         const Dims strides = row_major_strides(n.dims);
         const size_t axis = static_cast<size_t>(n.axis);
@@ -378,6 +355,79 @@ class KernelEmitter {
       default:
         fail(StatusCode::kInternal, std::string("codegen: cannot compute ") + op_name(n.op) + " here");
     }
+  }
+
+  // ---- data movement that chooses between operand elements --------------------------
+  // Every candidate is read at an index clamped into its operand and the result selected, so
+  // no read leaves an operand and no value defined in a branch escapes it.
+
+  std::string index_var(const std::string& expr) {
+    const std::string name = "k" + std::to_string(counter_++);
+    line("const long long " + name + " = " + expr + ";");
+    return name;
+  }
+
+  std::string compute_pad(ValueId v, const std::string& idx) {
+    const Node& n = g_.node(v);
+    const ValueId o = n.operands[0];
+    const Dims& od = g_.node(o).dims;
+    std::vector<std::string> coords;
+    std::string inside;
+    for (size_t i = 0; i < od.size(); ++i) {
+      if (n.pad_low[i] == 0 && n.pad_high[i] == 0) {
+        coords.push_back(coordinate(n.dims, i, idx));
+        continue;
+      }
+      const std::string k = index_var(coordinate(n.dims, i, idx) + " - " + num(n.pad_low[i]));
+      inside += std::string(inside.empty() ? "" : " && ") + k + " >= 0LL && " + k + " < " + num(od[i]);
+      coords.push_back(clamp_coordinate(k, od[i]));
+    }
+    if (inside.empty()) return value_at(o, idx);  // nothing padded: the same flat index
+    const std::string x = value_at(o, flat_index(od, coords));
+    return define(v, "((" + inside + ") ? " + x + " : " + literal(n.dtype, n.value) + ")");
+  }
+
+  std::string compute_concat(ValueId v, const std::string& idx) {
+    const Node& n = g_.node(v);
+    const auto a = static_cast<size_t>(n.axis);
+    if (n.operands.size() == 1) return value_at(n.operands[0], idx);
+    std::vector<std::string> coords;
+    for (size_t i = 0; i < n.dims.size(); ++i) coords.push_back(i == a ? "" : coordinate(n.dims, i, idx));
+    const std::string c = index_var(coordinate(n.dims, a, idx));
+    std::vector<std::string> values;
+    std::vector<int64_t> ends;
+    int64_t offset = 0;
+    for (ValueId o : n.operands) {
+      const Dims& od = g_.node(o).dims;
+      coords[a] = clamp_coordinate(offset == 0 ? c : "(" + c + " - " + num(offset) + ")", od[a]);
+      values.push_back(value_at(o, flat_index(od, coords)));
+      offset += od[a];
+      ends.push_back(offset);
+    }
+    std::string e = values.back();
+    for (size_t k = values.size() - 1; k-- > 0;)
+      e = "(" + c + " < " + num(ends[k]) + " ? " + values[k] + " : " + e + ")";
+    return define(v, e);
+  }
+
+  std::string compute_take(ValueId v, const std::string& idx) {
+    const Node& n = g_.node(v);
+    const ValueId x = n.operands[0], indices = n.operands[1];
+    const Dims& xd = g_.node(x).dims;
+    const Dims& id = g_.node(indices).dims;
+    const auto a = static_cast<size_t>(n.axis);
+    std::vector<std::string> index_coords;
+    for (size_t i = 0; i < id.size(); ++i) index_coords.push_back(coordinate(n.dims, a + i, idx));
+    const std::string i = value_at(indices, flat_index(id, index_coords));
+    const std::string k =
+        index_var("(long long)" + i + " < 0LL ? (long long)" + i + " + " + num(xd[a]) + " : (long long)" + i);
+    const std::string ok = "(" + k + " >= 0LL && " + k + " < " + num(xd[a]) + ")";
+    std::vector<std::string> coords;
+    for (size_t d = 0; d < a; ++d) coords.push_back(coordinate(n.dims, d, idx));
+    coords.push_back("(" + ok + " ? " + k + " : 0LL)");
+    for (size_t d = a + 1; d < xd.size(); ++d) coords.push_back(coordinate(n.dims, d - 1 + id.size(), idx));
+    const std::string value = value_at(x, flat_index(xd, coords));
+    return define(v, "(" + ok + " ? " + value + " : " + literal(n.dtype, Scalar{}) + ")");
   }
 
   void store(ValueId v, const std::string& idx, const std::string& value) {

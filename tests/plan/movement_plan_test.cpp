@@ -1,0 +1,65 @@
+// The data-movement operations are index maps inside kernels: LLaMA's rotate-half and
+// GPT-2's QKV split come out as one kernel at the memory lower bound, and every movement
+// graph plans into a valid order under each policy.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "common/movement_graphs.hpp"
+#include "plan/plan.hpp"
+
+namespace fstitch {
+namespace {
+
+FusionPlan plan(const Graph& g, FusionPolicy policy, int sm = 90) {
+  FusionOptions o;
+  o.policy = policy;
+  o.target_sm = sm;
+  return plan_fusion(g, o);
+}
+
+TEST(MovementPlan, RotateHalfIsOneKernelAtTheLowerBound) {
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (int64_t cols : {64, 128, 7}) {
+      const Graph g = testing::rotate_half(512, cols, t);
+      for (int sm : {80, 90}) {
+        const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+        ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+        EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
+        EXPECT_EQ(p.workspace_bytes, 0u);
+      }
+    }
+  }
+}
+
+TEST(MovementPlan, QkvSplitIsOneKernelAtTheLowerBound) {
+  for (DType t : {DType::kF32, DType::kF16}) {
+    const Graph g = testing::qkv_split(256, 768, t);
+    for (int sm : {80, 90}) {
+      const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+      ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+      EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
+      EXPECT_EQ(p.kernels[0].spec.stored.size(), 3u);
+    }
+  }
+}
+
+TEST(MovementPlan, EveryMovementGraphPlansInAValidOrder) {
+  for (const auto& m : testing::movement_graphs()) {
+    const Graph g = m.build(64, 96, DType::kF32);
+    for (FusionPolicy policy : {FusionPolicy::kStitch, FusionPolicy::kLoop, FusionPolicy::kNone}) {
+      SCOPED_TRACE(m.name + " " + fusion_policy_name(policy));
+      const FusionPlan p = plan(g, policy);
+      std::set<ValueId> available(g.inputs().begin(), g.inputs().end());
+      for (const PlannedKernel& k : p.kernels) {
+        for (ValueId v : k.spec.loaded)
+          EXPECT_TRUE(available.count(v)) << "%" << v << " used before it exists";
+        for (ValueId v : k.spec.stored) available.insert(v);
+      }
+      for (const GraphOutput& o : g.outputs()) EXPECT_TRUE(available.count(o.value)) << o.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fstitch
