@@ -71,12 +71,12 @@ ValueType infer_slice_type(const Graph& g, const Node& n) {
     const std::string axis = "slice axis " + std::to_string(i) + " of " + describe_value(g, x);
     if (n.steps[i] < 1)
       fail(StatusCode::kShape, axis + ": step " + std::to_string(n.steps[i]) + " is not at least 1");
-    if (n.starts[i] < 0 || n.stops[i] > xd[i] || n.starts[i] > n.stops[i]) {
+    if (n.starts[i] < 0 || n.starts[i] > xd[i] || n.stops[i] < 0 || n.stops[i] > xd[i]) {
       fail(StatusCode::kShape, axis + ": bounds " + std::to_string(n.starts[i]) + ":" +
                                    std::to_string(n.stops[i]) + " are not within 0.." +
                                    std::to_string(xd[i]));
     }
-    if (n.starts[i] == n.stops[i]) {
+    if (n.starts[i] >= n.stops[i]) {
       fail(StatusCode::kShape, axis + " is empty (" + std::to_string(n.starts[i]) + ":" +
                                    std::to_string(n.stops[i]) + "); empty tensors are not supported");
     }

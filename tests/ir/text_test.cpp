@@ -48,7 +48,12 @@ void expect_same_graph(const Graph& expected, const Graph& actual) {
     EXPECT_EQ(a.keepdims, b.keepdims);
     EXPECT_EQ(a.axis, b.axis);
     EXPECT_EQ(a.name, b.name);
-    if (a.op == OpKind::kConstant) {
+    EXPECT_EQ(a.starts, b.starts);
+    EXPECT_EQ(a.stops, b.stops);
+    EXPECT_EQ(a.steps, b.steps);
+    EXPECT_EQ(a.pad_low, b.pad_low);
+    EXPECT_EQ(a.pad_high, b.pad_high);
+    if (a.op == OpKind::kConstant || a.op == OpKind::kPad) {
       if (is_float(a.dtype)) {
         EXPECT_TRUE(same_double(a.value.f, b.value.f)) << a.value.f << " vs " << b.value.f;
       } else {
@@ -390,6 +395,64 @@ TEST(TextRoundTrip, LayoutSelectIotaAndOpaqueInEveryDtype) {
     if (!is_bool(dtype)) build_output(g, "i", build_iota(g, dtype, {3, 4}, 1));
     expect_round_trip(g);
   }
+}
+
+TEST(TextRoundTrip, MovementOperationsInEveryDtype) {
+  for (DType t : all_dtypes()) {
+    SCOPED_TRACE(dtype_name(t));
+    Graph g;
+    ValueId x = build_input(g, "x", t, {4, 6});
+    ValueId idx32 = build_input(g, "i", DType::kI32, {2, 3});
+    ValueId idx64 = build_input(g, "j", DType::kI64, {});
+    build_output(g, "slice", build_slice(g, x, {-3, 1}, {100, -1}, {2, 3}));
+    build_output(g, "concat", build_concat(g, {x, x, build_slice(g, x, {0, 0}, {1, 6}, {})}, -2));
+    const Scalar pad = is_float(t) ? scalar_from_f64(-2.5, t) : scalar_from_i64(is_bool(t) ? 1 : -3, t);
+    build_output(g, "pad", build_pad(g, x, {0, 2}, {1, 0}, pad));
+    build_output(g, "take", build_take(g, x, idx32, 1));
+    build_output(g, "take0", build_take(g, x, idx64, -2));
+    for (ValueId part : build_split(g, x, 1, {1, 2, 3}))
+      build_output(g, "split" + std::to_string(part), part);
+    expect_round_trip(g);
+  }
+}
+
+TEST(TextPrint, MovementOperationsPrintTheirNormalizedAttributes) {
+  Graph g;
+  ValueId x = build_input(g, "x", DType::kF32, {4, 6});
+  ValueId i = build_input(g, "i", DType::kI64, {3});
+  build_output(g, "a", build_slice(g, x, {-3, 1}, {100, -1}, {2, 3}));
+  build_output(g, "b", build_concat(g, {x, x}, -1));
+  build_output(g, "c", build_pad(g, x, {1, 0}, {0, 2}, scalar_from_f64(0.5, DType::kF32)));
+  build_output(g, "d", build_take(g, x, i, 0));
+  EXPECT_EQ(print_graph(g), kHeader +
+                                "%0 = input \"x\" : f32[4,6]\n"
+                                "%1 = input \"i\" : i64[3]\n"
+                                "%2 = slice %0 start=[1,1] stop=[4,5] step=[2,3] : f32[2,2]\n"
+                                "%3 = concat %0, %0 axis=1 : f32[4,12]\n"
+                                "%4 = pad %0 low=[1,0] high=[0,2] value=0.5 : f32[5,8]\n"
+                                "%5 = take %0, %1 axis=0 : f32[3,6]\n"
+                                "output \"a\" = %2\n"
+                                "output \"b\" = %3\n"
+                                "output \"c\" = %4\n"
+                                "output \"d\" = %5\n");
+}
+
+TEST(TextParse, MovementOperationErrors) {
+  const std::string x = kHeader + "%0 = input \"x\" : f32[4,6]\n";
+  expect_error(x + "%1 = slice %0 start=[0,0] stop=[4,6] : f32[4,6]\n", StatusCode::kParse, "line 3, column",
+               "slice's attribute step=[...]");
+  expect_error(x + "%1 = slice %0 start=[0,3] stop=[4,3] step=[1,1] : f32[4,1]\n", StatusCode::kShape,
+               "line 3, column 6", "is empty");
+  expect_error(x + "%1 = pad %0 low=[0,0] high=[0,-1] value=0 : f32[4,5]\n", StatusCode::kShape,
+               "line 3, column 6", "must not be negative");
+  expect_error(x + "%1 = pad %0 low=[0,0] high=[0,1] value=true : f32[4,7]\n", StatusCode::kParse,
+               "line 3, column 40", "expected a constant of dtype f32");
+  expect_error(x + "%1 = take %0, %0 axis=0 : f32[4,6,6]\n", StatusCode::kDtype, "line 3, column 6",
+               "i32 or i64 indices");
+  expect_error(x + "%1 = concat %0, %0 axis=2 : f32[4,12]\n", StatusCode::kShape, "line 3, column 6",
+               "out of range");
+  expect_error(x + "%1 = concat %0, %0 axis=1 : f32[4,13]\n", StatusCode::kShape, "line 3, column",
+               "annotation says f32[4,13]");
 }
 
 TEST(TextRoundTrip, ConstantsOfEveryDtypeAndSpecialValue) {
