@@ -173,6 +173,7 @@ int main(void) {
     test_fusion();
     test_sizes();
     test_aliasing();
+    test_movement();
     fst_graph_destroy(other);
   }
   fst_context_destroy(capi_context);
