@@ -76,9 +76,10 @@ def test_rotate_half_fuses_into_one_kernel_and_matches(graph, rng):
     fusion = graph.fuse()
     assert len(fusion.kernels) == 1
     data = {name: rng.standard_normal((16, 64)).astype(np.float32) for name in ("x", "cos", "sin")}
-    expected = data["x"] * data["cos"] + np.concatenate(
-        [-data["x"][:, 32:], data["x"][:, :32]], axis=1
-    ) * data["sin"]
+    expected = (
+        data["x"] * data["cos"]
+        + np.concatenate([-data["x"][:, 32:], data["x"][:, :32]], axis=1) * data["sin"]
+    )
     assert_close(fusion.run(**data)["y"], expected)
 
 

@@ -31,10 +31,16 @@ def slice_value(x: Value, starts: Any, stops: Any, steps: Any = None) -> Value:
     if step_list is not None and len(step_list) != len(start_list):
         with raised_in("slice"):
             raise Error(
-                Status.SHAPE, f"{len(step_list)} steps for {len(start_list)} starts; give one per axis"
+                Status.SHAPE,
+                f"{len(step_list)} steps for {len(start_list)} starts; give one per axis",
             )
     return x._graph._build(
-        "fst_slice", x_handle, len(start_list), _int64_array(start_list), _int64_array(stop_list), step_array
+        "fst_slice",
+        x_handle,
+        len(start_list),
+        _int64_array(start_list),
+        _int64_array(stop_list),
+        step_array,
     )
 
 
@@ -53,9 +59,7 @@ def getitem(x: Value, key: Any) -> Value:
         explicit = len(items) - ellipses
         shape = x.shape
         if explicit > len(shape):
-            raise Error(
-                Status.SHAPE, f"{explicit} indices for a value of rank {len(shape)}"
-            )
+            raise Error(Status.SHAPE, f"{explicit} indices for a value of rank {len(shape)}")
         if ellipses:
             at = items.index(Ellipsis)
             items[at : at + 1] = [slice(None)] * (len(shape) - explicit)
@@ -69,8 +73,12 @@ def getitem(x: Value, key: Any) -> Value:
                         Status.SHAPE,
                         f"step {step} of axis {axis}: only positive steps are supported",
                     )
-                starts.append(0 if item.start is None else as_int(item.start, f"start of axis {axis}"))
-                stops.append(dim if item.stop is None else as_int(item.stop, f"stop of axis {axis}"))
+                starts.append(
+                    0 if item.start is None else as_int(item.start, f"start of axis {axis}")
+                )
+                stops.append(
+                    dim if item.stop is None else as_int(item.stop, f"stop of axis {axis}")
+                )
                 steps.append(step)
                 continue
             if isinstance(item, Value) or item is None or isinstance(item, bool):
@@ -83,7 +91,8 @@ def getitem(x: Value, key: Any) -> Value:
                 index = operator.index(item)
             except TypeError:
                 raise Error(
-                    Status.INVALID_ARGUMENT, f"index {shown(item)} of axis {axis} is not an int or a slice"
+                    Status.INVALID_ARGUMENT,
+                    f"index {shown(item)} of axis {axis} is not an int or a slice",
                 ) from None
             if not -dim <= index < dim:
                 raise Error(
@@ -111,7 +120,8 @@ def concat(values: Sequence[Value], axis: int = 0) -> Value:
 
         if not isinstance(items[0], Value):
             raise Error(
-                Status.INVALID_ARGUMENT, f"values[0] is {type(items[0]).__name__}; expected an fstitch Value"
+                Status.INVALID_ARGUMENT,
+                f"values[0] is {type(items[0]).__name__}; expected an fstitch Value",
             )
         graph = items[0]._graph
         handles = [graph._operand(value, f"values[{i}]") for i, value in enumerate(items)]
@@ -133,7 +143,9 @@ def pad(x: Value, low: Any, high: Any, value: float = 0.0) -> Value:
         try:
             fill = float(value)
         except (TypeError, ValueError):
-            raise Error(Status.INVALID_ARGUMENT, f"pad value {shown(value)} is not a number") from None
+            raise Error(
+                Status.INVALID_ARGUMENT, f"pad value {shown(value)} is not a number"
+            ) from None
     return x._graph._build(
         "fst_pad", x_handle, len(low_list), _int64_array(low_list), _int64_array(high_list), fill
     )
@@ -164,7 +176,10 @@ def split(x: Value, sections: Any, axis: int = -1) -> list[Value]:
                 raise Error(Status.SHAPE, f"axis {axis_value} is out of range for rank {rank}")
             dim = x.shape[axis_value]
             if dim % count != 0:
-                raise Error(Status.SHAPE, f"axis {axis_value} of size {dim} does not split into {count} equal parts")
+                raise Error(
+                    Status.SHAPE,
+                    f"axis {axis_value} of size {dim} does not split into {count} equal parts",
+                )
             sizes = (dim // count,) * count
         else:
             sizes = as_ints(sections, "sections")
@@ -173,7 +188,9 @@ def split(x: Value, sections: Any, axis: int = -1) -> list[Value]:
     out = (_lib.fst_value * len(sizes))()
     graph = x._graph
     with graph._build_lock:
-        status = graph._call("fst_split", x_handle, axis_value, len(sizes), _int64_array(sizes), out)
+        status = graph._call(
+            "fst_split", x_handle, axis_value, len(sizes), _int64_array(sizes), out
+        )
         if status != Status.OK:
             graph._raise_builder_error()
     return [Value(graph, out[i]) for i in range(len(sizes))]
