@@ -80,7 +80,7 @@ ValueType infer_slice_type(const Graph& g, const Node& n) {
       fail(StatusCode::kShape, axis + " is empty (" + std::to_string(n.starts[i]) + ":" +
                                    std::to_string(n.stops[i]) + "); empty tensors are not supported");
     }
-    out[i] = (n.stops[i] - n.starts[i] + n.steps[i] - 1) / n.steps[i];
+    out[i] = (n.stops[i] - n.starts[i] - 1) / n.steps[i] + 1;  // ceil without overflow for any step
   }
   return {g.node(x).dtype, out};
 }
