@@ -85,6 +85,30 @@ Graph take_axes(int64_t rows, int64_t cols, DType dtype) {
   return g;
 }
 
+// A concat of two feature blocks normalized over the last axis, and a row padded with a
+// large negative value fed to a softmax: movement upstream of row reductions.
+Graph concat_norm_pad_softmax(int64_t rows, int64_t cols, DType dtype) {
+  Graph g;
+  ValueId a = to_compute(g, build_input(g, "a", dtype, {rows, cols}), dtype);
+  ValueId b = to_compute(g, build_input(g, "b", dtype, {rows, cols / 2 + 1}), dtype);
+  ValueId x = build_concat(g, {a, b}, -1);
+  ValueId mean = build_reduce(g, OpKind::kReduceMean, x, {-1}, true);
+  ValueId centered = build_binary(g, OpKind::kSub, x, mean);
+  ValueId var =
+      build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, centered, centered), {-1}, true);
+  ValueId eps = build_constant_f64(g, g.node(a).dtype, 1e-5);
+  ValueId y = build_binary(g, OpKind::kMul, centered,
+                           build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps)));
+  build_output(g, "y", to_storage(g, y, dtype));
+  ValueId padded = build_pad_f64(g, a, {0, 0}, {0, 3}, -1e4);
+  ValueId e = build_unary(
+      g, OpKind::kExp,
+      build_binary(g, OpKind::kSub, padded, build_reduce(g, OpKind::kReduceMax, padded, {-1}, true)));
+  ValueId p = build_binary(g, OpKind::kDiv, e, build_reduce(g, OpKind::kReduceSum, e, {-1}, true));
+  build_output(g, "p", to_storage(g, p, dtype));
+  return g;
+}
+
 }  // namespace
 
 Graph rotate_half(int64_t rows, int64_t cols, DType dtype) {

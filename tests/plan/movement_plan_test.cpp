@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/movement_graphs.hpp"
+#include "ir/builder.hpp"
 #include "plan/plan.hpp"
 
 namespace fstitch {
@@ -42,6 +43,32 @@ TEST(MovementPlan, QkvSplitIsOneKernelAtTheLowerBound) {
       EXPECT_EQ(p.kernels[0].spec.stored.size(), 3u);
     }
   }
+}
+
+// Data movement upstream of a reduction stays in the reduction's kernel: a concat of two
+// feature blocks normalized over the last axis, and a padded row fed to a softmax.
+TEST(MovementPlan, MovementFeedingARowReductionIsOneKernel) {
+  Graph g;
+  ValueId a = build_input(g, "a", DType::kF32, {256, 384});
+  ValueId b = build_input(g, "b", DType::kF32, {256, 128});
+  ValueId x = build_concat(g, {a, b}, -1);
+  ValueId mean = build_reduce(g, OpKind::kReduceMean, x, {-1}, true);
+  ValueId centered = build_binary(g, OpKind::kSub, x, mean);
+  ValueId var =
+      build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, centered, centered), {-1}, true);
+  ValueId eps = build_constant_f64(g, DType::kF32, 1e-5);
+  build_output(g, "y",
+               build_binary(g, OpKind::kMul, centered,
+                            build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps))));
+  ValueId s = build_input(g, "s", DType::kF32, {64, 250});
+  ValueId padded = build_pad_f64(g, s, {0, 0}, {0, 6}, -1e30);
+  ValueId e = build_unary(
+      g, OpKind::kExp,
+      build_binary(g, OpKind::kSub, padded, build_reduce(g, OpKind::kReduceMax, padded, {-1}, true)));
+  build_output(g, "p", build_binary(g, OpKind::kDiv, e, build_reduce(g, OpKind::kReduceSum, e, {-1}, true)));
+  const FusionPlan p = plan(g, FusionPolicy::kStitch);
+  ASSERT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);  // one per output: different domains
+  EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
 }
 
 TEST(MovementPlan, EveryMovementGraphPlansInAValidOrder) {
