@@ -240,13 +240,28 @@ class KernelEmitter {
   }
 
   // ---- data movement that chooses between operand elements --------------------------
-  // Every candidate is read at an index clamped into its operand and the result selected, so
-  // no read leaves an operand and no value defined in a branch escapes it.
+  // A pad or a concat reads its operands inside branches, each at an index within that
+  // operand; what a branch defines is forgotten when it closes (scope_ is restored), so no
+  // value escapes it. Inside a branch no value is requested at the current element or row,
+  // so the row caches are untouched there. A take reads at an index clamped into x and
+  // selects.
 
   std::string index_var(const std::string& expr) {
     const std::string name = "k" + std::to_string(counter_++);
     line("const long long " + name + " = " + expr + ";");
     return name;
+  }
+
+  // Emits `if (condition) { result = value of o at index; }` around the operand's code.
+  void assign_in_branch(const std::string& opening, const std::string& result, ValueId o,
+                        const std::string& index) {
+    line(opening);
+    ++indent_;
+    auto saved = scope_;
+    const std::string value = value_at(o, index);
+    line(result + " = " + value + ";");
+    scope_ = std::move(saved);
+    --indent_;
   }
 
   std::string compute_pad(ValueId v, const std::string& idx) {
@@ -262,11 +277,14 @@ class KernelEmitter {
       }
       const std::string k = index_var(coordinate(n.dims, i, idx) + " - " + num(n.pad_low[i]));
       inside += std::string(inside.empty() ? "" : " && ") + k + " >= 0LL && " + k + " < " + num(od[i]);
-      coords.push_back(clamp_coordinate(k, od[i]));
+      coords.push_back(k);
     }
     if (inside.empty()) return value_at(o, idx);  // nothing padded: the same flat index
-    const std::string x = value_at(o, flat_index(od, coords));
-    return define(v, "((" + inside + ") ? " + x + " : " + literal(n.dtype, n.value) + ")");
+    const std::string result = fresh(v);
+    line(std::string(compute_type(n.dtype)) + " " + result + " = " + literal(n.dtype, n.value) + ";");
+    assign_in_branch("if (" + inside + ") {", result, o, flat_index(od, coords));
+    line("}");
+    return result;
   }
 
   std::string compute_concat(ValueId v, const std::string& idx) {
@@ -276,20 +294,21 @@ class KernelEmitter {
     std::vector<std::string> coords;
     for (size_t i = 0; i < n.dims.size(); ++i) coords.push_back(i == a ? "" : coordinate(n.dims, i, idx));
     const std::string c = index_var(coordinate(n.dims, a, idx));
-    std::vector<std::string> values;
-    std::vector<int64_t> ends;
+    const std::string result = fresh(v);
+    line(std::string(compute_type(n.dtype)) + " " + result + ";");
     int64_t offset = 0;
-    for (ValueId o : n.operands) {
+    for (size_t k = 0; k < n.operands.size(); ++k) {
+      const ValueId o = n.operands[k];
       const Dims& od = g_.node(o).dims;
-      coords[a] = clamp_coordinate(offset == 0 ? c : "(" + c + " - " + num(offset) + ")", od[a]);
-      values.push_back(value_at(o, flat_index(od, coords)));
+      coords[a] = offset == 0 ? c : "(" + c + " - " + num(offset) + ")";
       offset += od[a];
-      ends.push_back(offset);
+      const bool last = k + 1 == n.operands.size();
+      const std::string opening =
+          last ? "} else {" : (k == 0 ? "if (" : "} else if (") + c + " < " + num(offset) + ") {";
+      assign_in_branch(opening, result, o, flat_index(od, coords));
     }
-    std::string e = values.back();
-    for (size_t k = values.size() - 1; k-- > 0;)
-      e = "(" + c + " < " + num(ends[k]) + " ? " + values[k] + " : " + e + ")";
-    return define(v, e);
+    line("}");
+    return result;
   }
 
   std::string compute_take(ValueId v, const std::string& idx) {

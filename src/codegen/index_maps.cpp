@@ -70,9 +70,4 @@ std::string slice_index(const Dims& vd, const Dims& od, const std::vector<int64_
   return flat_index(od, coords);
 }
 
-std::string clamp_coordinate(const std::string& k, int64_t dim) {
-  return "(" + k + " < 0LL ? 0LL : (" + k + " > " + index_literal(dim - 1) + " ? " + index_literal(dim - 1) +
-         " : " + k + "))";
-}
-
 }  // namespace fstitch

@@ -34,7 +34,4 @@ std::string flat_index(const Dims& dims, const std::vector<std::string>& coords)
 std::string slice_index(const Dims& vd, const Dims& od, const std::vector<int64_t>& starts,
                         const std::vector<int64_t>& steps, const std::string& idx);
 
-// `k` clamped to 0..dim-1: reads at a clamped index never leave the operand.
-std::string clamp_coordinate(const std::string& k, int64_t dim);
-
 }  // namespace fstitch
