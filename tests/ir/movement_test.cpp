@@ -35,7 +35,8 @@ TEST(MovementBuilders, SliceNormalizesBoundsLikePython) {
   EXPECT_EQ(n.steps, (std::vector<int64_t>{3, 2, 1}));
   EXPECT_EQ(g.node(build_slice(g, x, {0, 0, 0}, {10, 7, 3}, {})).steps, (std::vector<int64_t>{1, 1, 1}));
   EXPECT_EQ(g.node(build_slice(g, x, {INT64_MIN, 6, 2}, {1, 7, 3}, {5, 1, 9})).dims, (Dims{1, 1, 1}));
-  EXPECT_EQ(g.node(build_slice(g, x, {0, 0, 0}, {10, 7, 3}, {INT64_MAX, 3, INT64_MAX})).dims, (Dims{1, 3, 1}));
+  EXPECT_EQ(g.node(build_slice(g, x, {0, 0, 0}, {10, 7, 3}, {INT64_MAX, 3, INT64_MAX})).dims,
+            (Dims{1, 3, 1}));
 }
 
 TEST(MovementBuilders, SliceErrors) {
