@@ -80,6 +80,10 @@ Graph take_axes(int64_t rows, int64_t cols, DType dtype) {
   build_output(g, "cols", to_storage(g, scaled, dtype));
   ValueId last = build_take(g, x, build_constant_i64(g, DType::kI32, -1), 0);
   build_output(g, "last", to_storage(g, build_unary(g, OpKind::kSin, last), dtype));
+  ValueId positive = build_binary(g, OpKind::kGt, x, build_constant_f64(g, g.node(x).dtype, 0));
+  build_output(g, "flags", build_take(g, positive, random, 0));  // false where out of range
+  ValueId padded_flags = build_pad(g, positive, {1, 0}, {0, 1}, Scalar{0, 1});
+  build_output(g, "padded_flags", build_concat(g, {padded_flags, padded_flags}, 0));
   ValueId grid = build_reshape(g, stepped_indices(g, DType::kI32, 2 * rows), {2, rows});
   build_output(g, "grid", to_storage(g, build_take(g, x, grid, 0), dtype));
   return g;
