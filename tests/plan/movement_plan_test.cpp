@@ -71,6 +71,28 @@ TEST(MovementPlan, MovementFeedingARowReductionIsOneKernel) {
   EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
 }
 
+// An expensive value of fewer elements than the domain joins the kernel when it reaches the
+// domain through a concat or a pad (each element computed once), not through a take.
+TEST(MovementPlan, ExpensiveValuesFuseThroughConcatAndPadButNotTake) {
+  Graph g;
+  ValueId a = build_input(g, "a", DType::kF32, {64, 32});
+  ValueId b = build_input(g, "b", DType::kF32, {64, 32});
+  ValueId tanh = build_unary(g, OpKind::kTanh, a);
+  ValueId exp = build_unary(g, OpKind::kExp, b);
+  build_output(g, "cat", build_concat(g, {tanh, b}, -1));
+  build_output(g, "pad", build_pad_f64(g, exp, {0, 1}, {0, 1}, 0.0));
+  const FusionPlan p = plan(g, FusionPolicy::kStitch);
+  ASSERT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);  // the two outputs have different shapes
+  for (const PlannedKernel& k : p.kernels) EXPECT_EQ(k.spec.members.size(), 2u) << dump_plan(g, p);
+
+  Graph t;
+  ValueId x = build_input(t, "x", DType::kF32, {8, 32});
+  ValueId idx = build_input(t, "idx", DType::kI32, {64});
+  build_output(t, "rows", build_take(t, build_unary(t, OpKind::kExp, x), idx, 0));
+  const FusionPlan q = plan(t, FusionPolicy::kStitch);
+  EXPECT_EQ(q.kernels.size(), 2u) << dump_plan(t, q);  // exp once per element of x, then the gather
+}
+
 TEST(MovementPlan, EveryMovementGraphPlansInAValidOrder) {
   for (const auto& m : testing::movement_graphs()) {
     const Graph g = m.build(64, 96, DType::kF32);
