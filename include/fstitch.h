@@ -486,6 +486,65 @@ FST_API fst_value fst_opaque(fst_graph* graph, const char* name, size_t ninputs,
                              fst_dtype dtype, size_t rank, const int64_t* dims);
 
 /**
+ * @brief A strided slice: along each axis the elements start, start + step, ... below stop.
+ * @param rank x's rank; @p starts, @p stops (and @p steps unless NULL) have @p rank entries
+ *        (any of them may be NULL when @p rank is 0).
+ * @param starts, stops Python-style bounds: a negative bound counts from the end (adds the
+ *        dim), then each is clamped to 0..dim.
+ * @param steps At least 1 each; NULL means all 1.
+ * Result dim: ceil((stop - start) / step). An empty slice (stop <= start after clamping) is
+ * a shape error, as fstitch has no empty tensors.
+ * Errors: invalid argument (NULL arrays, invalid value), shape (@p rank differs from x's,
+ * step < 1, empty slice).
+ */
+FST_API fst_value fst_slice(fst_graph* graph, fst_value x, size_t rank, const int64_t* starts,
+                            const int64_t* stops, const int64_t* steps);
+
+/**
+ * @brief Concatenate @p n values along @p axis (-rank..rank-1, negative counts from the end).
+ * @param values @p n >= 1 values of one dtype and rank whose dims agree except along @p axis.
+ * Errors: invalid argument (@p n is 0, NULL @p values, invalid values), dtype (dtypes
+ * differ), shape (rank 0, axis out of range, other dims differ).
+ */
+FST_API fst_value fst_concat(fst_graph* graph, size_t n, const fst_value* values, int64_t axis);
+
+/**
+ * @brief Pad with a constant: @p low[i] elements before and @p high[i] after axis i.
+ * @param rank x's rank; @p low and @p high have @p rank entries (NULL when @p rank is 0).
+ * @param low, high At least 0 each: negative pads are a shape error (remove elements with
+ *        fst_slice()).
+ * @param value The pad value, converted to x's dtype as by fst_cast().
+ * Errors: invalid argument (NULL arrays, invalid value), shape (@p rank differs from x's,
+ * negative pads, a result over the size limit).
+ */
+FST_API fst_value fst_pad(fst_graph* graph, fst_value x, size_t rank, const int64_t* low,
+                          const int64_t* high, double value);
+
+/**
+ * @brief Gather along an axis: result[..., j..., ...] = x[..., indices[j...], ...].
+ * Result dims: x's dims before @p axis, then @p indices' dims, then x's dims after @p axis.
+ * An index i with -n <= i < n (n = x's dim along @p axis) selects element i, counted from
+ * the end when negative, as in Python; any other index yields 0 (false for bool). No index
+ * ever reads outside x, in the reference evaluator and in the generated kernels alike.
+ * @param indices An ::FST_I32 or ::FST_I64 value of any shape (rank 0 removes the axis).
+ * @param axis -rank..rank-1 of x (negative counts from the end).
+ * Errors: invalid argument (invalid values), dtype (indices not i32 or i64), shape (x of
+ * rank 0, axis out of range, result rank above ::FST_MAX_RANK).
+ */
+FST_API fst_value fst_take(fst_graph* graph, fst_value x, fst_value indices, int64_t axis);
+
+/**
+ * @brief Split @p x along @p axis into @p nsections consecutive slices (fst_slice() values).
+ * @param sizes @p nsections sizes, each at least 1, adding up to x's dim along @p axis.
+ * @param out_values Receives the @p nsections values, in order; untouched on failure.
+ * @return ::FST_OK, or the error (which is also recorded on the graph like a builder's).
+ * Errors: invalid argument (NULL @p sizes or @p out_values, @p nsections is 0, invalid value),
+ * shape (axis out of range, a size below 1, sizes not adding up to the dim).
+ */
+FST_API fst_status fst_split(fst_graph* graph, fst_value x, int64_t axis, size_t nsections,
+                             const int64_t* sizes, fst_value* out_values);
+
+/**
  * @brief Name @p value as a graph output. One value may be several outputs; an input may
  *        be an output.
  * @param name Unique, non-empty output name (copied).

@@ -34,7 +34,8 @@ bool rows_are_independent(const Graph& graph, int64_t rows, int64_t cols, std::s
     const Node& node = graph.node(static_cast<ValueId>(i));
     const OpFamily family = op_family(node.op);
     if (family == OpFamily::kReshape || family == OpFamily::kPermute || family == OpFamily::kIota ||
-        family == OpFamily::kOpaque) {
+        family == OpFamily::kOpaque || family == OpFamily::kSlice || family == OpFamily::kConcat ||
+        family == OpFamily::kPad || family == OpFamily::kTake) {
       *why = std::string("the graph has a ") + op_name(node.op) + " operation";
       return false;
     }

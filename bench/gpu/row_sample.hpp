@@ -15,8 +15,8 @@ namespace fstitch::bench_gpu {
 
 // Whether every output row of `graph` (rank-2 values of `rows` x `cols`) depends only on the
 // same row of the inputs: inputs are [rows, cols] or [cols], outputs [rows, cols], every
-// reduction reduces the last axis alone, and nothing reshapes, permutes, counts indices or
-// is opaque. On false, `why` says what breaks it.
+// reduction reduces the last axis alone, and nothing reshapes, permutes, counts indices,
+// moves data (slice, concat, pad, take) or is opaque. On false, `why` says what breaks it.
 bool rows_are_independent(const Graph& graph, int64_t rows, int64_t cols, std::string* why);
 
 // `count` distinct rows of 0..rows-1 spread evenly, first and last included, ascending;

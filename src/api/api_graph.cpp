@@ -1,6 +1,7 @@
 // fst_graph_*: lifetime, builders (sticky first error) and queries.
 #include <vector>
 
+#include "api/builder_call.hpp"
 #include "api/handles.hpp"
 #include "ir/builder.hpp"
 #include "ir/verify.hpp"
@@ -11,34 +12,13 @@ using fstitch::fail;
 using fstitch::OpKind;
 using fstitch::StatusCode;
 using fstitch::ValueId;
+using fstitch::api::build;
 using fstitch::api::decode_value;
 using fstitch::api::guarded;
 using fstitch::api::require_graph_ok;
 using fstitch::api::require_not_null;
 
 namespace {
-
-// Runs a builder: refuses a NULL graph or one already in error, records a failure on the
-// graph (first error wins) and returns the new value or FST_VALUE_INVALID.
-template <class Body>
-fst_value build(fst_graph* graph, const char* function, Body&& body) noexcept {
-  ValueId id = -1;
-  fst_status status = guarded(function, [&] {
-    require_not_null(graph, "graph");
-    require_graph_ok(graph);
-    id = body();
-  });
-  if (status == FST_OK) return fstitch::api::encode_value(graph, id);
-  if (graph != nullptr && graph->error == FST_OK) {
-    graph->error = status;
-    try {
-      graph->error_message = fst_last_error_message();
-    } catch (...) {
-      graph->error_message.clear();
-    }
-  }
-  return FST_VALUE_INVALID;
-}
 
 DType to_dtype(const fst_dtype& dtype, const char* what) {
   const int code = fstitch::api::enum_code(dtype);

@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "codegen/cuda_types.hpp"
+#include "codegen/elementwise_expr.hpp"
+#include "codegen/index_maps.hpp"
 #include "codegen/prelude.hpp"
 #include "support/error.hpp"
 
@@ -23,158 +25,6 @@ constexpr const char* kRowIndex = "row";
 
 std::string num(int64_t v) {
   return std::to_string(v) + "LL";
-}
-
-// Flat index of operand `od` for a flat index `idx` of a value of dims `vd` broadcast from it.
-std::string broadcast_index(const Dims& vd, const Dims& od, const std::string& idx) {
-  const Dims vs = row_major_strides(vd), os = row_major_strides(od);
-  const size_t offset = vd.size() - od.size();
-  std::string sum;
-  for (size_t i = offset; i < vd.size(); ++i) {
-    const size_t j = i - offset;
-    if (od[j] == 1) continue;
-    std::string coord = "(" + idx + ")";
-    if (vs[i] != 1) coord = "(" + coord + " / " + num(vs[i]) + ")";
-    if (i != 0) coord = "(" + coord + " % " + num(vd[i]) + ")";
-    if (os[j] != 1) coord += " * " + num(os[j]);
-    sum += (sum.empty() ? "" : " + ") + coord;
-  }
-  return sum.empty() ? "0LL" : "(" + sum + ")";
-}
-
-std::string permute_index(const Dims& vd, const Dims& od, const std::vector<int64_t>& perm,
-                          const std::string& idx) {
-  const Dims vs = row_major_strides(vd), os = row_major_strides(od);
-  std::string sum;
-  for (size_t i = 0; i < vd.size(); ++i) {
-    if (vd[i] == 1) continue;
-    std::string coord = "(" + idx + ")";
-    if (vs[i] != 1) coord = "(" + coord + " / " + num(vs[i]) + ")";
-    if (i != 0) coord = "(" + coord + " % " + num(vd[i]) + ")";
-    const int64_t stride = os[static_cast<size_t>(perm[i])];
-    if (stride != 1) coord += " * " + num(stride);
-    sum += (sum.empty() ? "" : " + ") + coord;
-  }
-  return sum.empty() ? "0LL" : "(" + sum + ")";
-}
-
-std::string math(DType t, const char* name, const std::string& a) {
-  return std::string(name) + (computes_in_double(t) ? "" : "f") + "(" + a + ")";
-}
-
-// The expression of an elementwise op in the compute type of its operands.
-std::string elementwise_expr(const Node& n, DType operand_type, const std::vector<std::string>& a) {
-  const DType t = operand_type;
-  const bool fp = is_float(t);
-  const std::string one = computes_in_double(t) ? "1.0" : "1.0f";
-  const std::string half = computes_in_double(t) ? "0.5" : "0.5f";
-  const std::string zero = fp ? (computes_in_double(t) ? "0.0" : "0.0f") : "0";
-  const bool wide = t == DType::kI32 || t == DType::kI64;  // may overflow the compute type: wrap via unsigned
-  const std::string u = t == DType::kI64 ? "unsigned long long" : "unsigned";
-  const std::string ct = compute_type(t);
-  auto wrap = [&](const std::string& x, const char* op, const std::string& y) {
-    return "(" + ct + ")((" + u + ")(" + x + ") " + op + " (" + u + ")(" + y + "))";
-  };
-  switch (n.op) {
-    case OpKind::kNeg:
-      return wide ? wrap("0", "-", a[0]) : "(-" + a[0] + ")";
-    case OpKind::kAbs:
-      if (fp) return math(t, "fabs", a[0]);
-      if (t == DType::kU8) return a[0];
-      return "(" + a[0] + " < 0 ? " + (wide ? wrap("0", "-", a[0]) : "-" + a[0]) + " : " + a[0] + ")";
-    case OpKind::kExp:
-      return math(t, "exp", a[0]);
-    case OpKind::kLog:
-      return math(t, "log", a[0]);
-    case OpKind::kSqrt:
-      return math(t, "sqrt", a[0]);
-    case OpKind::kRsqrt:
-      return math(t, "rsqrt", a[0]);
-    case OpKind::kReciprocal:
-      return "(" + one + " / " + a[0] + ")";
-    case OpKind::kTanh:
-      return math(t, "tanh", a[0]);
-    case OpKind::kSigmoid:
-      return "(" + one + " / (" + one + " + " + math(t, "exp", "-" + a[0]) + "))";
-    case OpKind::kRelu:
-      if (fp)
-        return "((" + a[0] + " > " + zero + " || " + a[0] + " != " + a[0] + ") ? " + a[0] + " : " + zero +
-               ")";
-      return "(" + a[0] + " > 0 ? " + a[0] + " : 0)";
-    case OpKind::kGelu: {
-      // 1 + erf(z) written as erfc(-z): no cancellation for large negative inputs.
-      const std::string c = computes_in_double(t) ? "0.70710678118654752" : "0.707106781f";
-      return "(" + half + " * " + a[0] + " * " + math(t, "erfc", "-" + a[0] + " * " + c) + ")";
-    }
-    case OpKind::kGeluTanh: {
-      // 0.5 * (1 + tanh(u)) written as 1 / (1 + exp(-2u)): no cancellation for large negative u.
-      const std::string k2 = computes_in_double(t) ? "1.5957691216057307" : "1.59576912f";
-      const std::string c = computes_in_double(t) ? "0.044715" : "0.044715f";
-      return "(" + a[0] + " / (" + one + " + " +
-             math(t, "exp",
-                  "-" + k2 + " * (" + a[0] + " + " + c + " * " + a[0] + " * " + a[0] + " * " + a[0] + ")") +
-             "))";
-    }
-    case OpKind::kSilu:
-      return "(" + a[0] + " / (" + one + " + " + math(t, "exp", "-" + a[0]) + "))";
-    case OpKind::kErf:
-      return math(t, "erf", a[0]);
-    case OpKind::kSin:
-      return math(t, "sin", a[0]);
-    case OpKind::kCos:
-      return math(t, "cos", a[0]);
-    case OpKind::kFloor:
-      return math(t, "floor", a[0]);
-    case OpKind::kCeil:
-      return math(t, "ceil", a[0]);
-    case OpKind::kRound:
-      return math(t, "rint", a[0]);
-    case OpKind::kSign:
-      if (fp) {
-        return "(" + a[0] + " > " + zero + " ? " + one + " : (" + a[0] + " < " + zero + " ? -" + one + " : " +
-               a[0] + "))";
-      }
-      return "((" + a[0] + " > 0) - (" + a[0] + " < 0))";
-    case OpKind::kLogicalNot:
-      return "(int)(" + a[0] + " == " + zero + ")";
-    case OpKind::kAdd:
-      return wide ? wrap(a[0], "+", a[1]) : "(" + a[0] + " + " + a[1] + ")";
-    case OpKind::kSub:
-      return wide ? wrap(a[0], "-", a[1]) : "(" + a[0] + " - " + a[1] + ")";
-    case OpKind::kMul:
-      return wide ? wrap(a[0], "*", a[1]) : "(" + a[0] + " * " + a[1] + ")";
-    case OpKind::kDiv:
-      if (fp) return "(" + a[0] + " / " + a[1] + ")";
-      return std::string(t == DType::kI64 ? "fst_ldiv(" : "fst_idiv(") + a[0] + ", " + a[1] + ")";
-    case OpKind::kPow:
-      return std::string(computes_in_double(t) ? "pow(" : "powf(") + a[0] + ", " + a[1] + ")";
-    case OpKind::kMax:
-      if (fp)
-        return std::string(computes_in_double(t) ? "fst_maxd(" : "fst_maxf(") + a[0] + ", " + a[1] + ")";
-      return "(" + a[0] + " > " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
-    case OpKind::kMin:
-      if (fp)
-        return std::string(computes_in_double(t) ? "fst_mind(" : "fst_minf(") + a[0] + ", " + a[1] + ")";
-      return "(" + a[0] + " < " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
-    case OpKind::kEq:
-      return "(int)(" + a[0] + " == " + a[1] + ")";
-    case OpKind::kNe:
-      return "(int)(" + a[0] + " != " + a[1] + ")";
-    case OpKind::kLt:
-      return "(int)(" + a[0] + " < " + a[1] + ")";
-    case OpKind::kLe:
-      return "(int)(" + a[0] + " <= " + a[1] + ")";
-    case OpKind::kGt:
-      return "(int)(" + a[0] + " > " + a[1] + ")";
-    case OpKind::kGe:
-      return "(int)(" + a[0] + " >= " + a[1] + ")";
-    case OpKind::kLogicalAnd:
-      return "(int)(" + a[0] + " != " + zero + " && " + a[1] + " != " + zero + ")";
-    case OpKind::kLogicalOr:
-      return "(int)(" + a[0] + " != " + zero + " || " + a[1] + " != " + zero + ")";
-    default:
-      fail(StatusCode::kInternal, std::string("no elementwise expression for ") + op_name(n.op));
-  }
 }
 
 struct ReduceCode {
@@ -258,6 +108,8 @@ class KernelEmitter {
         return broadcast_index(n.dims, o.dims, idx);
       case OpKind::kPermute:
         return permute_index(n.dims, o.dims, n.axes, idx);
+      case OpKind::kSlice:
+        return slice_index(n.dims, o.dims, n.starts, n.steps, idx);
       default:
         return idx;  // elementwise ops and reshape keep the flat index
     }
@@ -363,10 +215,17 @@ class KernelEmitter {
       }
       case OpFamily::kBroadcast:
       case OpFamily::kReshape:
-      case OpFamily::kPermute: {
+      case OpFamily::kPermute:
+      case OpFamily::kSlice: {
         ValueId o = n.operands[0];
         return value_at(o, operand_index(v, idx, o));
       }
+      case OpFamily::kPad:
+        return compute_pad(v, idx);
+      case OpFamily::kConcat:
+        return compute_concat(v, idx);
+      case OpFamily::kTake:
+        return compute_take(v, idx);
       case OpFamily::kIota: {
         const Dims strides = row_major_strides(n.dims);
         const size_t axis = static_cast<size_t>(n.axis);
@@ -378,6 +237,98 @@ class KernelEmitter {
       default:
         fail(StatusCode::kInternal, std::string("codegen: cannot compute ") + op_name(n.op) + " here");
     }
+  }
+
+  // ---- data movement that chooses between operand elements --------------------------
+  // A pad or a concat reads its operands inside branches, each at an index within that
+  // operand; what a branch defines is forgotten when it closes (scope_ is restored), so no
+  // value escapes it. Inside a branch no value is requested at the current element or row,
+  // so the row caches are untouched there. A take reads at an index clamped into x and
+  // selects.
+
+  std::string index_var(const std::string& expr) {
+    const std::string name = "k" + std::to_string(counter_++);
+    line("const long long " + name + " = " + expr + ";");
+    return name;
+  }
+
+  // Emits `if (condition) { result = value of o at index; }` around the operand's code.
+  void assign_in_branch(const std::string& opening, const std::string& result, ValueId o,
+                        const std::string& index) {
+    line(opening);
+    ++indent_;
+    auto saved = scope_;
+    const std::string value = value_at(o, index);
+    line(result + " = " + value + ";");
+    scope_ = std::move(saved);
+    --indent_;
+  }
+
+  std::string compute_pad(ValueId v, const std::string& idx) {
+    const Node& n = g_.node(v);
+    const ValueId o = n.operands[0];
+    const Dims& od = g_.node(o).dims;
+    std::vector<std::string> coords;
+    std::string inside;
+    for (size_t i = 0; i < od.size(); ++i) {
+      if (n.pad_low[i] == 0 && n.pad_high[i] == 0) {
+        coords.push_back(coordinate(n.dims, i, idx));
+        continue;
+      }
+      const std::string k = index_var(coordinate(n.dims, i, idx) + " - " + num(n.pad_low[i]));
+      inside += std::string(inside.empty() ? "" : " && ") + k + " >= 0LL && " + k + " < " + num(od[i]);
+      coords.push_back(k);
+    }
+    if (inside.empty()) return value_at(o, idx);  // nothing padded: the same flat index
+    const std::string result = fresh(v);
+    line(std::string(compute_type(n.dtype)) + " " + result + " = " + literal(n.dtype, n.value) + ";");
+    assign_in_branch("if (" + inside + ") {", result, o, flat_index(od, coords));
+    line("}");
+    return result;
+  }
+
+  std::string compute_concat(ValueId v, const std::string& idx) {
+    const Node& n = g_.node(v);
+    const auto a = static_cast<size_t>(n.axis);
+    if (n.operands.size() == 1) return value_at(n.operands[0], idx);
+    std::vector<std::string> coords;
+    for (size_t i = 0; i < n.dims.size(); ++i) coords.push_back(i == a ? "" : coordinate(n.dims, i, idx));
+    const std::string c = index_var(coordinate(n.dims, a, idx));
+    const std::string result = fresh(v);
+    line(std::string(compute_type(n.dtype)) + " " + result + ";");
+    int64_t offset = 0;
+    for (size_t k = 0; k < n.operands.size(); ++k) {
+      const ValueId o = n.operands[k];
+      const Dims& od = g_.node(o).dims;
+      coords[a] = offset == 0 ? c : "(" + c + " - " + num(offset) + ")";
+      offset += od[a];
+      const bool last = k + 1 == n.operands.size();
+      const std::string opening =
+          last ? "} else {" : (k == 0 ? "if (" : "} else if (") + c + " < " + num(offset) + ") {";
+      assign_in_branch(opening, result, o, flat_index(od, coords));
+    }
+    line("}");
+    return result;
+  }
+
+  std::string compute_take(ValueId v, const std::string& idx) {
+    const Node& n = g_.node(v);
+    const ValueId x = n.operands[0], indices = n.operands[1];
+    const Dims& xd = g_.node(x).dims;
+    const Dims& id = g_.node(indices).dims;
+    const auto a = static_cast<size_t>(n.axis);
+    std::vector<std::string> index_coords;
+    for (size_t i = 0; i < id.size(); ++i) index_coords.push_back(coordinate(n.dims, a + i, idx));
+    const std::string i = value_at(indices, flat_index(id, index_coords));
+    const std::string k =
+        index_var("(long long)" + i + " < 0LL ? (long long)" + i + " + " + num(xd[a]) + " : (long long)" + i);
+    const std::string ok = "(" + k + " >= 0LL && " + k + " < " + num(xd[a]) + ")";
+    std::vector<std::string> coords;
+    for (size_t d = 0; d < a; ++d) coords.push_back(coordinate(n.dims, d, idx));
+    coords.push_back("(" + ok + " ? " + k + " : 0LL)");
+    for (size_t d = a + 1; d < xd.size(); ++d) coords.push_back(coordinate(n.dims, d - 1 + id.size(), idx));
+    const std::string value = value_at(x, flat_index(xd, coords));
+    return define(v, "(" + ok + " ? " + value + " : " + literal(n.dtype, Scalar{}) + ")");
   }
 
   void store(ValueId v, const std::string& idx, const std::string& value) {

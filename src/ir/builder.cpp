@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/movement.hpp"
 #include "support/error.hpp"
 #include "support/quote.hpp"
 
@@ -228,6 +229,14 @@ ValueType infer_operation_type(const Graph& g, const Node& n) {
       }
       return {n.dtype, n.dims};
     }
+    case OpFamily::kSlice:
+      return infer_slice_type(g, n);
+    case OpFamily::kConcat:
+      return infer_concat_type(g, n);
+    case OpFamily::kPad:
+      return infer_pad_type(g, n);
+    case OpFamily::kTake:
+      return infer_take_type(g, n);
     case OpFamily::kOpaque:
       validate_opaque_name(n.name);
       validate_dims(n.dims, "opaque " + quote_name(n.name) + " output");

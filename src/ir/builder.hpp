@@ -39,6 +39,24 @@ ValueId build_permute(Graph& g, ValueId x, const std::vector<int64_t>& perm);
 ValueId build_iota(Graph& g, DType dtype, const Dims& dims, int64_t axis);
 ValueId build_opaque(Graph& g, const std::string& name, const std::vector<ValueId>& inputs, DType dtype,
                      const Dims& dims);
+// Data movement (ir/movement.cpp). slice: one start, stop and step per axis; start and stop
+// may be negative (counted from the end) and are clamped to the dim like Python's slice;
+// steps may be empty (all 1), else each is at least 1; an empty slice is a shape error.
+ValueId build_slice(Graph& g, ValueId x, const std::vector<int64_t>& starts,
+                    const std::vector<int64_t>& stops, const std::vector<int64_t>& steps);
+// Operands of one dtype whose dims agree except along `axis` (which may be negative).
+ValueId build_concat(Graph& g, const std::vector<ValueId>& values, int64_t axis);
+// Pads of at least 0 before (low) and after (high) each axis, filled with `value` (in x's dtype).
+ValueId build_pad(Graph& g, ValueId x, const std::vector<int64_t>& low, const std::vector<int64_t>& high,
+                  Scalar value);
+ValueId build_pad_f64(Graph& g, ValueId x, const std::vector<int64_t>& low, const std::vector<int64_t>& high,
+                      double value);
+// result[..., j..., ...] = x[..., indices[j...], ...] along `axis`; indices are i32 or i64. An
+// index i with -n <= i < n (n = x's dim) selects element i (negative from the end); any
+// other index yields 0 (false).
+ValueId build_take(Graph& g, ValueId x, ValueId indices, int64_t axis);
+// Slices of x along `axis` with the given section sizes (each >= 1, adding up to the dim).
+std::vector<ValueId> build_split(Graph& g, ValueId x, int64_t axis, const std::vector<int64_t>& sizes);
 void build_output(Graph& g, const std::string& name, ValueId value);
 
 // Names of inputs and outputs: non-empty, printable ASCII without quotes or backslashes.

@@ -25,9 +25,13 @@ struct Node {
   // Attributes (which ones are meaningful depends on op):
   std::vector<int64_t> axes;  // reduce: sorted normalized axes; permute: the permutation
   bool keepdims = false;      // reduce
-  int64_t axis = 0;           // iota
-  Scalar value;               // constant, in `dtype`
-  std::string name;           // input: input name; opaque: operation name
+  int64_t axis = 0;           // iota; concat and take: the axis (normalized)
+  Scalar value;               // constant, in `dtype`; pad: the pad value
+  // slice: per axis, 0 <= start < stop <= dim and step >= 1 (normalized by the builder)
+  std::vector<int64_t> starts, stops, steps;
+  // pad: per axis, elements added before and after (>= 0)
+  std::vector<int64_t> pad_low, pad_high;
+  std::string name;  // input: input name; opaque: operation name
 };
 
 struct GraphOutput {

@@ -29,6 +29,10 @@ const OpInfo kOps[] = {
     {OpKind::kPermute, "permute", DTypeRule::kAny, OpFamily::kPermute},
     {OpKind::kIota, "iota", DTypeRule::kNumeric, OpFamily::kIota},
     {OpKind::kOpaque, "opaque", DTypeRule::kAny, OpFamily::kOpaque},
+    {OpKind::kSlice, "slice", DTypeRule::kAny, OpFamily::kSlice},
+    {OpKind::kConcat, "concat", DTypeRule::kAny, OpFamily::kConcat},
+    {OpKind::kPad, "pad", DTypeRule::kAny, OpFamily::kPad},
+    {OpKind::kTake, "take", DTypeRule::kAny, OpFamily::kTake},
 };
 
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(kOpCount), "op table incomplete");

@@ -68,7 +68,11 @@ namespace fstitch {
   X(kReshape, "reshape", DTypeRule::kAny)     \
   X(kPermute, "permute", DTypeRule::kAny)     \
   X(kIota, "iota", DTypeRule::kNumeric)       \
-  X(kOpaque, "opaque", DTypeRule::kAny)
+  X(kOpaque, "opaque", DTypeRule::kAny)       \
+  X(kSlice, "slice", DTypeRule::kAny)         \
+  X(kConcat, "concat", DTypeRule::kAny)       \
+  X(kPad, "pad", DTypeRule::kAny)             \
+  X(kTake, "take", DTypeRule::kAny)
 
 // Which operand dtypes an operation accepts.
 enum class DTypeRule : uint8_t {
@@ -97,7 +101,11 @@ enum class OpFamily : uint8_t {
   kReshape,
   kPermute,
   kIota,
-  kOpaque
+  kOpaque,
+  kSlice,  // data movement: every element comes from one operand element (or a pad value)
+  kConcat,
+  kPad,
+  kTake
 };
 
 constexpr int kOpCount = static_cast<int>(OpKind::kCount);

@@ -292,7 +292,7 @@ struct TypeAnnotation {
 };
 
 // The attributes one operation family takes; each appears exactly once, in any order.
-enum class AttrKind { kIntList, kInt, kBool };
+enum class AttrKind { kIntList, kInt, kBool, kLiteral };
 struct AttrSpec {
   std::string_view key;
   AttrKind kind;
@@ -305,7 +305,13 @@ std::vector<AttrSpec> attribute_specs(OpFamily family) {
     case OpFamily::kPermute:
       return {{"perm", AttrKind::kIntList}};
     case OpFamily::kIota:
+    case OpFamily::kConcat:
+    case OpFamily::kTake:
       return {{"axis", AttrKind::kInt}};
+    case OpFamily::kSlice:
+      return {{"start", AttrKind::kIntList}, {"stop", AttrKind::kIntList}, {"step", AttrKind::kIntList}};
+    case OpFamily::kPad:
+      return {{"low", AttrKind::kIntList}, {"high", AttrKind::kIntList}, {"value", AttrKind::kLiteral}};
     default:
       return {};
   }
@@ -319,6 +325,8 @@ std::string attribute_syntax(const AttrSpec& spec) {
       return std::string(spec.key) + "=N";
     case AttrKind::kBool:
       return std::string(spec.key) + "=true|false";
+    case AttrKind::kLiteral:
+      return std::string(spec.key) + "=<constant>";
   }
   return std::string(spec.key);
 }
@@ -329,10 +337,12 @@ struct Statement {
   Position op_at;
   std::vector<ValueId> operands;
   std::string name;           // input and opaque
-  Token literal;              // constant
+  Token literal;              // constant; pad: the pad value
   std::vector<int64_t> list;  // axes or perm
-  int64_t integer = 0;        // axis
-  bool flag = false;          // keepdims
+  // slice: start, stop, step; pad: low, high
+  std::unordered_map<std::string_view, std::vector<int64_t>> lists;
+  int64_t integer = 0;  // axis
+  bool flag = false;    // keepdims
   TypeAnnotation type;
 };
 
@@ -465,6 +475,14 @@ class Parser {
         break;
       case OpFamily::kIota:
         break;
+      case OpFamily::kConcat:
+        s.operands.push_back(operand(c));
+        while (c.at_punct(',')) {
+          c.next();
+          s.operands.push_back(operand(c));
+        }
+        break;
+      case OpFamily::kTake:
       case OpFamily::kBinary:
         operands(c, s, 2);
         break;
@@ -477,6 +495,8 @@ class Parser {
       case OpFamily::kBroadcast:
       case OpFamily::kReshape:
       case OpFamily::kPermute:
+      case OpFamily::kSlice:
+      case OpFamily::kPad:
         operands(c, s, 1);
         break;
     }
@@ -523,6 +543,13 @@ class Parser {
       switch (specs[index].kind) {
         case AttrKind::kIntList:
           s.list = integer_list(c, "an entry of " + std::string(key.text));
+          s.lists[specs[index].key] = s.list;
+          break;
+        case AttrKind::kLiteral:
+          if (c.peek().kind != TokenKind::kNumber && c.peek().kind != TokenKind::kWord) {
+            c.expected("the value of " + std::string(key.text) + " (a number, inf, nan, true or false)");
+          }
+          s.literal = c.next();
           break;
         case AttrKind::kInt:
           s.integer = integer_value(c.next(), c.line(), "the value of " + std::string(key.text));
@@ -582,14 +609,15 @@ class Parser {
   ValueId build(const Statement& s, size_t line) {
     // Constants are converted outside the builder guard: their errors point at the literal.
     if (op_family(s.op) == OpFamily::kConstant) return build_literal(s, line);
+    const Scalar pad = op_family(s.op) == OpFamily::kPad ? pad_value(s, s.operands[0]) : Scalar{};
     try {
-      return build_operation(s);
+      return build_operation(s, pad);
     } catch (const Error& e) {
       fail_at(e.code(), s.op_at, e.what());
     }
   }
 
-  ValueId build_operation(const Statement& s) {
+  ValueId build_operation(const Statement& s, Scalar pad) {
     const std::vector<ValueId>& x = s.operands;
     switch (op_family(s.op)) {
       case OpFamily::kInput:
@@ -614,6 +642,14 @@ class Parser {
         return build_iota(graph_, s.type.dtype, s.type.dims, s.integer);
       case OpFamily::kOpaque:
         return build_opaque(graph_, s.name, x, s.type.dtype, s.type.dims);
+      case OpFamily::kSlice:
+        return build_slice(graph_, x[0], s.lists.at("start"), s.lists.at("stop"), s.lists.at("step"));
+      case OpFamily::kConcat:
+        return build_concat(graph_, x, s.integer);
+      case OpFamily::kTake:
+        return build_take(graph_, x[0], x[1], s.integer);
+      case OpFamily::kPad:
+        return build_pad(graph_, x[0], s.lists.at("low"), s.lists.at("high"), pad);
       case OpFamily::kConstant:
         break;
     }
@@ -635,19 +671,28 @@ class Parser {
 
   ValueId build_literal(const Statement& s, size_t line) {
     const DType dtype = s.type.dtype;
-    const Token& literal = s.literal;
-    const Position at{line, literal.column};
     if (!s.type.dims.empty()) {
       fail_at(StatusCode::kShape, s.type.at,
               "a constant is a scalar; write its type as " + std::string(dtype_name(dtype)) + ", not " +
                   dtype_name(dtype) + dims_to_string(s.type.dims));
     }
-    if (is_float(dtype)) return build_constant_f64(graph_, dtype, float_value(literal, line, dtype));
+    return build_constant(graph_, dtype, literal_scalar(s.literal, line, dtype));
+  }
+
+  // The pad value, read in the dtype of the padded operand.
+  Scalar pad_value(const Statement& s, ValueId x) const {
+    return literal_scalar(s.literal, s.op_at.line, graph_.node(x).dtype);
+  }
+
+  // A literal token as a scalar of `dtype`: kParse errors point at the literal.
+  static Scalar literal_scalar(const Token& literal, size_t line, DType dtype) {
+    const Position at{line, literal.column};
+    if (is_float(dtype)) return scalar_from_f64(float_value(literal, line, dtype), dtype);
     if (is_bool(dtype)) {
       if (literal.kind != TokenKind::kWord || (literal.text != "true" && literal.text != "false")) {
         parse_error(at, "expected a bool constant (true or false), found " + describe(literal));
       }
-      return build_constant_i64(graph_, dtype, literal.text == "true" ? 1 : 0);
+      return scalar_from_i64(literal.text == "true" ? 1 : 0, dtype);
     }
     const int64_t value =
         integer_value(literal, line, std::string("a constant of dtype ") + dtype_name(dtype));
@@ -656,7 +701,7 @@ class Parser {
                           " (" + std::to_string(integer_min(dtype)) + ".." +
                           std::to_string(integer_max(dtype)) + ")");
     }
-    return build_constant_i64(graph_, dtype, value);
+    return scalar_from_i64(value, dtype);
   }
 
   // The annotation states the result type; where the builder inferred it, they must agree.

@@ -24,6 +24,7 @@ std::string float_literal(double value) {
   return general_text(value, 17);
 }
 
+// A constant's value, or a pad's pad value, in the node's dtype.
 std::string constant_literal(const Node& node) {
   if (is_float(node.dtype)) return float_literal(node.value.f);
   if (is_bool(node.dtype)) return node.value.i != 0 ? "true" : "false";
@@ -55,6 +56,15 @@ std::string node_arguments(const Node& node) {
              " keepdims=" + (node.keepdims ? "true" : "false");
     case OpFamily::kPermute:
       return " " + operand_list(node.operands) + " perm=" + dims_to_string(node.axes);
+    case OpFamily::kSlice:
+      return " " + operand_list(node.operands) + " start=" + dims_to_string(node.starts) +
+             " stop=" + dims_to_string(node.stops) + " step=" + dims_to_string(node.steps);
+    case OpFamily::kPad:
+      return " " + operand_list(node.operands) + " low=" + dims_to_string(node.pad_low) +
+             " high=" + dims_to_string(node.pad_high) + " value=" + constant_literal(node);
+    case OpFamily::kConcat:
+    case OpFamily::kTake:
+      return " " + operand_list(node.operands) + " axis=" + std::to_string(node.axis);
     case OpFamily::kUnary:
     case OpFamily::kBinary:
     case OpFamily::kSelect:

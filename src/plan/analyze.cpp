@@ -358,6 +358,26 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     }
   }
 
+  // Whether a member's elements reach the kernel's domain through a broadcast or a take
+  // (which may read one element for many): then each is computed many times. Slices,
+  // pads, concats, permutes and reshapes compute each element at most once per use.
+  auto replicated_in_kernel = [&](ValueId from) {
+    std::vector<ValueId> stack = {from}, seen = {from};  // members: at most a few dozen
+    while (!stack.empty()) {
+      const ValueId w = stack.back();
+      stack.pop_back();
+      for (ValueId u : in.users[static_cast<size_t>(w)]) {
+        if (!member(u)) continue;
+        const Node& user = g.node(u);
+        if (user.op == OpKind::kBroadcast || (user.op == OpKind::kTake && user.operands[0] == w)) return true;
+        if (std::find(seen.begin(), seen.end(), u) != seen.end()) continue;
+        seen.push_back(u);
+        stack.push_back(u);
+      }
+    }
+    return false;
+  };
+
   // Roles, purity, levels; then every internal edge must be one the schedule can carry.
   for (ValueId v : members) {
     const Node& n = g.node(v);
@@ -390,7 +410,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     if (role == ValueRole::kIndexed && !pure)
       return reject("%" + std::to_string(v) + " has a shape off the kernel's grid");
     if (role == ValueRole::kIndexed && classify(g, v) == OpClass::kExpensiveElementwise &&
-        element_count(n.dims) < element_count(spec.domain)) {
+        element_count(n.dims) < element_count(spec.domain) && replicated_in_kernel(v)) {
       return reject("expensive %" + std::to_string(v) + " would be recomputed across a broadcast");
     }
     for (ValueId op : n.operands) {

@@ -40,6 +40,10 @@ OpClass classify(const Graph& graph, ValueId id) {
       return OpClass::kBroadcast;
     case OpFamily::kReshape:
     case OpFamily::kPermute:
+    case OpFamily::kSlice:
+    case OpFamily::kConcat:
+    case OpFamily::kPad:
+    case OpFamily::kTake:
       return OpClass::kLayout;
     case OpFamily::kReduce: {
       const size_t rank = graph.node(n.operands[0]).dims.size();

@@ -10,7 +10,7 @@ enum class OpClass : uint8_t {
   kLightElementwise,      // add, mul, cast, select, compare...
   kExpensiveElementwise,  // exp, log, tanh, erf, pow, gelu...: not worth recomputing across a fan-out
   kBroadcast,
-  kLayout,           // reshape, permute
+  kLayout,           // reshape, permute, slice, concat, pad, take: index maps
   kRowReduction,     // reduces the innermost axes
   kColumnReduction,  // reduces other axes
   kOpaque,           // not fused (matmul...)

@@ -10,6 +10,7 @@
 
 #include "ref/elementwise.hpp"
 #include "ref/layout.hpp"
+#include "ref/movement.hpp"
 #include "ref/reduce.hpp"
 #include "ref/tensor.hpp"
 #include "support/checked_math.hpp"
@@ -243,6 +244,17 @@ class Evaluator {
         return ref::eval_permute(operand(node, 0), node.axes);
       case OpFamily::kIota:
         return ref::eval_iota(node.dtype, node.dims, node.axis);
+      case OpFamily::kSlice:
+        return ref::eval_slice(operand(node, 0), node.starts, node.steps, node.dims);
+      case OpFamily::kConcat: {
+        std::vector<const Tensor*> xs;
+        for (size_t k = 0; k < node.operands.size(); ++k) xs.push_back(&operand(node, k));
+        return ref::eval_concat(xs, node.axis);
+      }
+      case OpFamily::kPad:
+        return ref::eval_pad(operand(node, 0), node.pad_low, node.dims, node.value);
+      case OpFamily::kTake:
+        return ref::eval_take(operand(node, 0), operand(node, 1), node.axis);
       case OpFamily::kOpaque:
         if (run_opaque_ == nullptr) fail_opaque(node, id);
         return opaque(node, id);

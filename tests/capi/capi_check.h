@@ -78,6 +78,7 @@ void test_graph_lifetime(void);
 void test_builders_ok(void);
 void test_builder_errors_operands(void);
 void test_builder_errors_shapes(void);
+void test_movement(void);
 void test_queries(void);
 void test_text(void);
 void test_evaluate(void);

@@ -5,6 +5,7 @@
 #include "codegen/emit.hpp"
 #include "codegen/prelude.hpp"
 #include "common/canonical_graphs.hpp"
+#include "common/movement_graphs.hpp"
 #include "jit/kernel_cache.hpp"
 #include "plan/plan.hpp"
 
@@ -82,6 +83,42 @@ TEST(NvrtcCompile, EveryPolicyAndDtypeCompiles) {
   std::vector<jit::ModulePtr> modules;
   ASSERT_NO_THROW(modules = cache().compile_all(requests));
   EXPECT_EQ(modules.size(), requests.size());
+}
+
+// Slice, concat, pad and take kernels in every policy, for sm_80 and sm_90; the stitched
+// rotate-half and QKV-split kernels neither spill nor use local memory.
+TEST(NvrtcCompile, MovementKernelsCompile) {
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  for (const auto& m : testing::movement_graphs()) {
+    for (DType t : {DType::kF32, DType::kBF16, DType::kF64}) {
+      Graph g = m.build(48, 64, t);
+      for (FusionPolicy policy : {FusionPolicy::kStitch, FusionPolicy::kLoop, FusionPolicy::kNone}) {
+        for (int sm : {80, 90}) {
+          jit::CompileRequest r;
+          r.source = emit_module(g, plan(g, policy, sm));
+          r.name = m.name + "_" + fusion_policy_name(policy) + ".cu";
+          r.arch = sm;
+          requests.push_back(r);
+          labels.push_back(m.name + " " + dtype_name(t) + " " + fusion_policy_name(policy) + " sm_" +
+                           std::to_string(sm));
+        }
+      }
+    }
+  }
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  ASSERT_EQ(modules.size(), requests.size());
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    const bool stitched_pattern =
+        labels[i].rfind("rotate_half", 0) == 0 || labels[i].rfind("qkv_split", 0) == 0;
+    if (!stitched_pattern || labels[i].find(" stitch ") == std::string::npos) continue;
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+    }
+  }
 }
 
 }  // namespace

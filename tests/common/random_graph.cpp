@@ -659,17 +659,74 @@ class Generator {
     push(rng_.chance(0.5) ? cast_to(c, base_) : c);
   }
 
+  // ---- data movement (float and integer) ----
+
+  // A value of the domain's shape moved along one axis: rolled (a concat of two slices),
+  // reversed by take with shifted indices (those out of range give 0), shifted by one with
+  // a pad, or interleaved with another value (a strided slice of a concat).
+  void movement() {
+    Val v = pick_operand();
+    const auto a = static_cast<size_t>(rng_.below(rank()));
+    const auto axis = static_cast<int64_t>(a);
+    const int64_t n = domain_[a];
+    std::vector<int64_t> starts(rank(), 0), stops = domain_, none;
+    Val out = v;
+    out.raw = false;
+    out.centered = 0;
+    uint64_t kind = rng_.below(4);
+    // An interleave materializes a concat of twice the domain: only within the element budget.
+    if (kind == 3 && 2 * element_count(domain_) > options_.max_elements) kind = 0;
+    if (n < 2) kind = 1;
+    if (kind == 0) {
+      const int64_t k = rng_.range(1, n - 1);
+      starts[a] = k;
+      const ValueId tail = build_slice(g_, v.id, starts, stops, none);
+      starts[a] = 0;
+      stops[a] = k;
+      out.id = build_concat(g_, {tail, build_slice(g_, v.id, starts, stops, none)}, axis);
+    } else if (kind == 1) {
+      const int64_t shift = n < 2 ? 0 : rng_.range(-1, 1);
+      const ValueId k = build_iota(g_, DType::kI32, {n}, 0);
+      const ValueId last = build_constant_i64(g_, DType::kI32, n - 1 + shift);
+      out.id = build_take(g_, v.id, build_binary(g_, OpKind::kSub, last, k), axis);
+      if (shift != 0) out.varies = 0;  // a slab of zeros
+    } else if (kind == 2) {
+      const bool at_end = rng_.chance(0.5);
+      starts[a] = at_end ? 1 : 0;
+      stops[a] = at_end ? n : n - 1;
+      std::vector<int64_t> low(rank(), 0), high(rank(), 0);
+      (at_end ? high : low)[a] = 1;
+      const Val fill = constant(dtype_of(v));
+      out.id = build_pad(g_, build_slice(g_, v.id, starts, stops, none), low, high, g_.node(fill.id).value);
+      out.bound = std::max(v.bound, fill.bound);
+      if (n == 2) out.varies &= ~(Mask{1} << a);
+    } else {
+      const Val w = cast_to(pick_operand(), dtype_of(v));
+      const ValueId both = build_concat(g_, {v.id, w.id}, axis);
+      starts[a] = rng_.range(0, 1);
+      stops[a] = 2 * n;
+      std::vector<int64_t> steps(rank(), 1);
+      steps[a] = 2;
+      out.id = build_slice(g_, both, starts, stops, steps);
+      out.bound = std::max(v.bound, w.bound);
+      out.varies = v.varies & w.varies;
+    }
+    push(out);
+  }
+
   void step() {
     const uint64_t r = rng_.below(100);
     if (integer_) {
       if (r < 20) return int_unary();
-      if (r < 55) return int_binary();
+      if (r < 50) return int_binary();
+      if (r < 55) return movement();
       if (r < 72) return int_select();
       if (r < 90) return int_reduction();
       return int_cast();
     }
     if (r < 24) return float_unary();
-    if (r < 50) return float_binary();
+    if (r < 46) return float_binary();
+    if (r < 50) return movement();
     if (r < 70) return float_reduction();
     if (r < 78) return float_softmax();
     if (r < 85) return float_layer_norm();

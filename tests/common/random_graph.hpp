@@ -1,5 +1,6 @@
 // Seeded random graphs for the differential tests: elementwise chains, broadcasts, row,
 // column and full reductions stitched back into elementwise code, layout ops on inputs,
+// data movement (rolls, gathers, pads and interleaves along one axis),
 // mixed float dtypes, and (in a separate mode) integer graphs. The same seed gives the same
 // graph on every platform: the generator uses its own PRNG and never a std distribution.
 //

@@ -56,6 +56,10 @@ bool rounds_differently(const Graph& g, const Node& n) {
     case OpKind::kBroadcast:
     case OpKind::kReshape:
     case OpKind::kPermute:
+    case OpKind::kSlice:
+    case OpKind::kConcat:
+    case OpKind::kPad:
+    case OpKind::kTake:
     case OpKind::kNeg:
     case OpKind::kAbs:
     case OpKind::kRelu:

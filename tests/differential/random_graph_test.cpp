@@ -74,6 +74,7 @@ struct Coverage {
   int integer = 0, rank1 = 0, rank3 = 0, long_rows = 0, big_2d = 0, one_element_rows = 0;
   int row_reductions = 0, column_reductions = 0, full_reductions = 0, keepdims = 0, no_keepdims = 0;
   int permutes = 0, reshapes = 0, selects = 0, broadcasts = 0, casts = 0;
+  int slices = 0, concats = 0, pads = 0, takes = 0;
   int f16 = 0, bf16 = 0, f64 = 0, i8 = 0, u8 = 0, i32 = 0;
   int multi_output = 0, three_outputs = 0, input_output = 0, repeated_output = 0, bool_output = 0;
 };
@@ -118,6 +119,10 @@ void count(const Graph& g, uint64_t seed, Coverage& c) {
   c.casts += any([](const Node& n) { return n.op == OpKind::kCast; });
   c.permutes += any([](const Node& n) { return n.op == OpKind::kPermute; });
   c.reshapes += any([](const Node& n) { return n.op == OpKind::kReshape; });
+  c.slices += any([](const Node& n) { return n.op == OpKind::kSlice; });
+  c.concats += any([](const Node& n) { return n.op == OpKind::kConcat; });
+  c.pads += any([](const Node& n) { return n.op == OpKind::kPad; });
+  c.takes += any([](const Node& n) { return n.op == OpKind::kTake; });
   c.selects += any([](const Node& n) { return n.op == OpKind::kSelect; });
   c.broadcasts += any([](const Node& n) { return n.op == OpKind::kBroadcast; });
   c.f16 += any([](const Node& n) { return n.dtype == DType::kF16; });
@@ -198,6 +203,10 @@ TEST(RandomGraph, DefaultSeedsAreValidAndCoverTheIntendedMix) {
   EXPECT_GE(c.keepdims, 250);
   EXPECT_GE(c.no_keepdims, 200);
   EXPECT_GE(c.permutes, 40);
+  EXPECT_GE(c.slices, 60);
+  EXPECT_GE(c.concats, 50);
+  EXPECT_GE(c.pads, 20);
+  EXPECT_GE(c.takes, 20);
   EXPECT_GE(c.reshapes, 200);
   EXPECT_GE(c.selects, 150);
   EXPECT_GE(c.broadcasts, 350);

@@ -494,4 +494,256 @@ void ApiProgram::call_output(int slot) {
   g.output_names.push_back(name);
 }
 
+// ---- data movement -----------------------------------------------------------------------
+
+namespace {
+
+// A slice bound, pad width or axis: small mostly, now and then an extreme.
+int64_t pick_movement_int(FuzzInput& in, int64_t lo, int64_t hi) {
+  if (in.chance(6)) return in.chance(128) ? INT64_MAX : INT64_MIN;
+  return lo + static_cast<int64_t>(in.below(static_cast<size_t>(hi - lo + 1)));
+}
+
+// Python's bound normalization for a positive step (include/fstitch.h, fst_slice).
+int64_t clamp_slice_bound(int64_t bound, int64_t dim) {
+  if (bound < 0) return bound + dim < 0 ? 0 : bound + dim;
+  return bound > dim ? dim : bound;
+}
+
+}  // namespace
+
+void ApiProgram::call_slice(int slot) {
+  [[maybe_unused]] fst_value built = FST_VALUE_INVALID;
+  const PickedValue x = pick_value(slot);
+  const size_t x_rank = x.origin == ValueOrigin::kThisGraph ? x.type.dims.size() : 2;
+  DimList starts, stops, steps;
+  for (size_t i = 0; i < x_rank; ++i) {
+    starts.push_back(pick_movement_int(in_, -6, 6));
+    stops.push_back(pick_movement_int(in_, -6, 40));
+    steps.push_back(in_.chance(200) ? 1 : pick_movement_int(in_, -1, 4));
+  }
+  const size_t rank = in_.chance(8) ? x_rank + 1 : x_rank;
+  if (rank > x_rank) starts.push_back(0), stops.push_back(1), steps.push_back(1);
+  const bool null_bounds = in_.chance(kDimsMayBeNull);
+  const bool null_steps = in_.chance(64);
+  Expectation expect;
+  expect_operand(expect, x);
+  std::optional<ValueType> type;
+  if (x.origin == ValueOrigin::kThisGraph) {
+    if (rank != x_rank) {
+      expect.fault(FST_ERROR_SHAPE);
+    } else if (rank > 0 && null_bounds) {
+      expect.fault(FST_ERROR_INVALID_ARGUMENT);
+    } else {
+      DimList out;
+      for (size_t i = 0; i < rank; ++i) {
+        const int64_t step = null_steps ? 1 : steps[i];
+        const int64_t start = clamp_slice_bound(starts[i], x.type.dims[i]);
+        const int64_t stop = clamp_slice_bound(stops[i], x.type.dims[i]);
+        if (step < 1 || start >= stop) {
+          expect.fault(FST_ERROR_SHAPE);
+          break;
+        }
+        out.push_back((stop - start - 1) / step + 1);
+      }
+      if (expect.kind == Expectation::Kind::kSucceed) type = ValueType{x.type.dtype, out};
+    }
+  }
+  FST_FUZZ_BUILD(built, slot, "fst_slice", expect, type,
+                 fst_slice(graph, x.value, rank, null_bounds ? nullptr : starts.data(),
+                           null_bounds ? nullptr : stops.data(), null_steps ? nullptr : steps.data()));
+}
+
+void ApiProgram::call_concat(int slot) {
+  [[maybe_unused]] fst_value built = FST_VALUE_INVALID;
+  const size_t n = in_.chance(8) ? 0 : 1 + in_.below(3);
+  std::vector<PickedValue> picked;
+  for (size_t i = 0; i < n; ++i) picked.push_back(pick_value(slot));
+  const int64_t axis = pick_movement_int(in_, -3, 3);
+  const bool null_values = n > 0 && in_.chance(kDimsMayBeNull);
+  Expectation expect;
+  if (n == 0 || null_values) expect.fault(FST_ERROR_INVALID_ARGUMENT);
+  bool known = n > 0;
+  for (const PickedValue& v : picked) {
+    expect_operand(expect, v);
+    known = known && v.origin == ValueOrigin::kThisGraph;
+  }
+  std::optional<ValueType> type;
+  if (known && !null_values) {
+    const ValueType& first = picked[0].type;
+    const auto rank = static_cast<int64_t>(first.dims.size());
+    if (rank == 0 || axis < -rank || axis >= rank) {
+      expect.fault(FST_ERROR_SHAPE);
+    } else {
+      const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+      DimList out = first.dims;
+      out[a] = 0;
+      for (const PickedValue& v : picked) {
+        if (v.type.dtype != first.dtype) expect.fault(FST_ERROR_DTYPE);
+        bool same = v.type.dims.size() == first.dims.size();
+        for (size_t i = 0; same && i < first.dims.size(); ++i)
+          same = i == a || v.type.dims[i] == first.dims[i];
+        if (!same) {
+          expect.fault(FST_ERROR_SHAPE);
+          continue;
+        }
+        if (__builtin_add_overflow(out[a], v.type.dims[a], &out[a])) expect.fault(FST_ERROR_SHAPE);
+      }
+      if (expect.kind == Expectation::Kind::kSucceed) type = ValueType{first.dtype, out};
+    }
+  }
+  std::vector<fst_value> values;
+  for (const PickedValue& v : picked) values.push_back(v.value);
+  FST_FUZZ_BUILD(built, slot, "fst_concat", expect, type,
+                 fst_concat(graph, n, null_values ? nullptr : values.data(), axis));
+}
+
+void ApiProgram::call_pad(int slot) {
+  [[maybe_unused]] fst_value built = FST_VALUE_INVALID;
+  const PickedValue x = pick_value(slot);
+  const size_t x_rank = x.origin == ValueOrigin::kThisGraph ? x.type.dims.size() : 2;
+  DimList low, high;
+  for (size_t i = 0; i < x_rank; ++i) {
+    low.push_back(in_.chance(224) ? static_cast<int64_t>(in_.below(3)) : pick_movement_int(in_, -2, 2));
+    high.push_back(in_.chance(224) ? static_cast<int64_t>(in_.below(3)) : pick_movement_int(in_, -2, 2));
+  }
+  const size_t rank = in_.chance(8) && x_rank > 0 ? x_rank - 1 : x_rank;
+  const bool null_pads = in_.chance(kDimsMayBeNull);
+  const double value = static_cast<double>(static_cast<int64_t>(in_.bits(2)) - 32768) / 8.0;
+  Expectation expect;
+  expect_operand(expect, x);
+  std::optional<ValueType> type;
+  if (x.origin == ValueOrigin::kThisGraph) {
+    if (rank != x_rank) {
+      expect.fault(FST_ERROR_SHAPE);
+    } else if (rank > 0 && null_pads) {
+      expect.fault(FST_ERROR_INVALID_ARGUMENT);
+    } else {
+      DimList out = x.type.dims;
+      for (size_t i = 0; i < rank; ++i) {
+        if (low[i] < 0 || high[i] < 0 || __builtin_add_overflow(out[i], low[i], &out[i]) ||
+            __builtin_add_overflow(out[i], high[i], &out[i])) {
+          expect.fault(FST_ERROR_SHAPE);
+          break;
+        }
+      }
+      if (expect.kind == Expectation::Kind::kSucceed) type = ValueType{x.type.dtype, out};
+    }
+  }
+  FST_FUZZ_BUILD(built, slot, "fst_pad", expect, type,
+                 fst_pad(graph, x.value, rank, null_pads ? nullptr : low.data(),
+                         null_pads ? nullptr : high.data(), value));
+}
+
+void ApiProgram::call_take(int slot) {
+  [[maybe_unused]] fst_value built = FST_VALUE_INVALID;
+  const PickedValue x = pick_value(slot);
+  const PickedValue indices = pick_value(slot);
+  const int64_t axis = pick_movement_int(in_, -3, 3);
+  Expectation expect;
+  expect_operand(expect, x);
+  expect_operand(expect, indices);
+  std::optional<ValueType> type;
+  if (x.origin == ValueOrigin::kThisGraph) {
+    const auto rank = static_cast<int64_t>(x.type.dims.size());
+    if (rank == 0 || axis < -rank || axis >= rank) expect.fault(FST_ERROR_SHAPE);
+    if (indices.origin == ValueOrigin::kThisGraph) {
+      if (indices.type.dtype != FST_I32 && indices.type.dtype != FST_I64) expect.fault(FST_ERROR_DTYPE);
+      if (expect.kind == Expectation::Kind::kSucceed) {
+        const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+        DimList out(x.type.dims.begin(), x.type.dims.begin() + static_cast<std::ptrdiff_t>(a));
+        out.insert(out.end(), indices.type.dims.begin(), indices.type.dims.end());
+        out.insert(out.end(), x.type.dims.begin() + static_cast<std::ptrdiff_t>(a) + 1, x.type.dims.end());
+        if (out.size() > FST_MAX_RANK || !dim_value_faults(out).empty()) {
+          expect.fault(FST_ERROR_SHAPE);
+        } else {
+          type = ValueType{x.type.dtype, out};
+        }
+      }
+    }
+  }
+  FST_FUZZ_BUILD(built, slot, "fst_take", expect, type, fst_take(graph, x.value, indices.value, axis));
+}
+
+// fst_split returns a status: checked like fst_output, with the values it builds (or the
+// untouched out_values on failure).
+void ApiProgram::call_split(int slot) {
+  GraphSlot& g = graphs_[static_cast<size_t>(slot)];
+  const PickedValue x = pick_value(slot);
+  const int64_t axis = pick_movement_int(in_, -3, 3);
+  DimList sizes;
+  const size_t n = in_.chance(8) ? 0 : 1 + in_.below(3);
+  int64_t dim = 0;
+  const bool known = x.origin == ValueOrigin::kThisGraph;
+  const auto rank = known ? static_cast<int64_t>(x.type.dims.size()) : 0;
+  const bool axis_ok = known && rank > 0 && axis >= -rank && axis < rank;
+  if (axis_ok) dim = x.type.dims[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+  for (size_t i = 0; i < n; ++i) {
+    const bool last = i + 1 == n;
+    int64_t size = static_cast<int64_t>(in_.below(4));
+    if (last && in_.chance(200) && axis_ok) {
+      int64_t used = 0;
+      for (int64_t s : sizes) used += s;
+      size = dim - used;  // often adds up
+    }
+    sizes.push_back(size);
+  }
+  const bool null_sizes = n > 0 && in_.chance(kDimsMayBeNull);
+  const bool null_out = in_.chance(kDimsMayBeNull);
+  Expectation expect;
+  if (null_out || n == 0 || null_sizes) expect.fault(FST_ERROR_INVALID_ARGUMENT);
+  expect_operand(expect, x);
+  std::vector<ValueType> types;
+  if (known && !null_sizes && n > 0) {
+    if (!axis_ok) expect.fault(FST_ERROR_SHAPE);
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+      if (s < 1) expect.fault(FST_ERROR_SHAPE);
+      total += s;
+    }
+    if (axis_ok && total != dim) expect.fault(FST_ERROR_SHAPE);
+    if (axis_ok && expect.kind == Expectation::Kind::kSucceed) {
+      for (int64_t s : sizes) {
+        ValueType t = x.type;
+        t.dims[static_cast<size_t>(axis < 0 ? axis + rank : axis)] = s;
+        types.push_back(t);
+      }
+    }
+  }
+  std::vector<fst_value> out(std::max<size_t>(n, 1), static_cast<fst_value>(0x5e5e5e5e));
+  const fst_status error_before = fst_graph_status(g.graph);
+  const std::string message_before = fst_graph_error_message(g.graph);
+  clear_last_error();
+  const fst_status status = fst_split(g.graph, x.value, axis, n, null_sizes ? nullptr : sizes.data(),
+                                      null_out ? nullptr : out.data());
+  const bool untouched = std::all_of(out.begin(), out.end(),
+                                     [](fst_value v) { return v == static_cast<fst_value>(0x5e5e5e5e); });
+  if (status != FST_OK && !untouched) violation("fst_split wrote out_values on failure");
+  if (error_before != FST_OK) {
+    if (status != error_before) violation("fst_split on a graph in error returned another status");
+    check_failure("fst_split", status);
+    if (fst_graph_error_message(g.graph) != message_before) violation("fst_split changed the first error");
+    return;
+  }
+  check_status("fst_split", status, expect);
+  if (fst_graph_status(g.graph) != status) violation("fst_split's status differs from the graph status");
+  if (status != FST_OK) {
+    g.error = status;
+    return;
+  }
+  for (size_t i = 0; i < n && i < types.size(); ++i) {
+    ValueType actual;
+    size_t value_rank = 99;
+    int64_t dims[FST_MAX_RANK] = {};
+    check_status("fst_value_dtype", fst_value_dtype(g.graph, out[i], &actual.dtype), Expectation::succeed());
+    check_status("fst_value_rank", fst_value_rank(g.graph, out[i], &value_rank), Expectation::succeed());
+    check_status("fst_value_dims", fst_value_dims(g.graph, out[i], FST_MAX_RANK, dims),
+                 Expectation::succeed());
+    actual.dims.assign(dims, dims + std::min<size_t>(value_rank, FST_MAX_RANK));
+    if (!(actual == types[i]))
+      violation("fst_split built " + describe(actual) + " but the documentation says " + describe(types[i]));
+    if (g.values.size() < kMaxValuesPerGraph) g.values.push_back({out[i], actual});
+  }
+}
+
 }  // namespace fstitch::fuzz

@@ -27,7 +27,7 @@ void ApiProgram::run() {
 void ApiProgram::step() {
   const uint8_t op = in_.byte();
   // Builders get most of the bytes; everything else a share each.
-  switch (op % 40) {
+  switch (op % 45) {
     case 0:
     case 1:
     case 2:
@@ -97,6 +97,16 @@ void ApiProgram::step() {
       return destroy_fusion();
     case 38:
       return parse_text(static_cast<int>(in_.below(graphs_.size())));
+    case 39:
+      return call_slice(pick_graph_slot());
+    case 40:
+      return call_concat(pick_graph_slot());
+    case 41:
+      return call_pad(pick_graph_slot());
+    case 42:
+      return call_take(pick_graph_slot());
+    case 43:
+      return call_split(pick_graph_slot());
     default:
       return misc_call();
   }

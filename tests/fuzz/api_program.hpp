@@ -107,6 +107,11 @@ class ApiProgram {
   void call_iota(int slot);
   void call_opaque(int slot);
   void call_output(int slot);
+  void call_slice(int slot);
+  void call_concat(int slot);
+  void call_pad(int slot);
+  void call_take(int slot);
+  void call_split(int slot);
   // Checks a builder's result: sticky errors, the last error, and the result's type.
   void after_builder(int slot, const char* function, fst_value result, Expectation expect,
                      const std::optional<ValueType>& type, fst_status error_before,

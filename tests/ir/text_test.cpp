@@ -48,7 +48,12 @@ void expect_same_graph(const Graph& expected, const Graph& actual) {
     EXPECT_EQ(a.keepdims, b.keepdims);
     EXPECT_EQ(a.axis, b.axis);
     EXPECT_EQ(a.name, b.name);
-    if (a.op == OpKind::kConstant) {
+    EXPECT_EQ(a.starts, b.starts);
+    EXPECT_EQ(a.stops, b.stops);
+    EXPECT_EQ(a.steps, b.steps);
+    EXPECT_EQ(a.pad_low, b.pad_low);
+    EXPECT_EQ(a.pad_high, b.pad_high);
+    if (a.op == OpKind::kConstant || a.op == OpKind::kPad) {
       if (is_float(a.dtype)) {
         EXPECT_TRUE(same_double(a.value.f, b.value.f)) << a.value.f << " vs " << b.value.f;
       } else {

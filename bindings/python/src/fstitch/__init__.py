@@ -42,6 +42,7 @@ from .enums import Backend, LaunchKind, LogLevel, ParamKind, Policy, StepKind
 from .errors import Error, Status
 from .functions import (
     UNARY_FUNCTIONS,
+    concat,
     logical_and,
     logical_or,
     maximum,
@@ -101,6 +102,7 @@ __all__ = [
     "as_dtype",
     "bf16",
     "bool_",
+    "concat",
     "f16",
     "f32",
     "f64",

@@ -266,6 +266,20 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
         fst_value,
         [GraphP, c_char_p, c_size_t, POINTER(fst_value), c_enum, c_size_t, POINTER(c_int64)],
     ),
+    "fst_slice": (
+        fst_value,
+        [GraphP, fst_value, c_size_t, POINTER(c_int64), POINTER(c_int64), POINTER(c_int64)],
+    ),
+    "fst_concat": (fst_value, [GraphP, c_size_t, POINTER(fst_value), c_int64]),
+    "fst_pad": (
+        fst_value,
+        [GraphP, fst_value, c_size_t, POINTER(c_int64), POINTER(c_int64), c_double],
+    ),
+    "fst_take": (fst_value, [GraphP, fst_value, fst_value, c_int64]),
+    "fst_split": (
+        c_enum,
+        [GraphP, fst_value, c_int64, c_size_t, POINTER(c_int64), POINTER(fst_value)],
+    ),
     "fst_output": (c_enum, [GraphP, c_char_p, fst_value]),
     # Graph queries
     "fst_value_dtype": (c_enum, [GraphP, fst_value, POINTER(c_enum)]),

@@ -85,3 +85,10 @@ def _make_unary(op: str):
 
 #: Module-level unary functions: fstitch.exp(x), fstitch.rsqrt(x), ...
 UNARY_FUNCTIONS = {op: _make_unary(op) for op in UNARY}
+
+
+def concat(values: Any, axis: int = 0):
+    """The Values one after another along `axis` (numpy.concatenate)."""
+    from . import movement
+
+    return movement.concat(values, axis)

@@ -281,6 +281,15 @@ class Graph(OwnedHandle):
             "fst_opaque", encoded, len(handles), array, target.code, len(dims), _dims_array(dims)
         )
 
+    def concat(self, values: Sequence[Value], axis: int = 0) -> Value:
+        """The values (of this graph) one after another along `axis`."""
+        from . import movement
+
+        for i, value in enumerate(list(values)):
+            with raised_in("concat"):
+                self._check_operand(value, f"values[{i}]")
+        return movement.concat(values, axis)
+
     @api("Graph.output")
     def output(self, name: str, value: Value) -> Value:
         """Names `value` as the graph output `name`; returns `value`."""

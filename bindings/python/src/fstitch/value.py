@@ -314,6 +314,46 @@ class Value:
         """Broadcast to `shape` by numpy rules."""
         return self._graph._layout("fst_broadcast", self, shape_args(shape, "shape"))
 
+    # -- data movement -------------------------------------------------------------------
+
+    def __getitem__(self, key: Any) -> Value:
+        """numpy-style indexing: ``x[1:3, ::2]``, ``x[..., :4]``, ``x[0]`` (drops the axis).
+
+        Steps are positive; bounds follow Python's slices. An integer Value as the key
+        gathers along the first axis, as :meth:`take`.
+        """
+        from . import movement
+
+        return movement.getitem(self, key)
+
+    def slice(self, starts: Any, stops: Any, steps: Any = None) -> Value:
+        """One start, stop and (positive) step per axis, as Python's slice bounds."""
+        from . import movement
+
+        return movement.slice_value(self, starts, stops, steps)
+
+    def pad(self, low: Any, high: Any, value: float = 0.0) -> Value:
+        """`low[i]` elements of `value` before axis i and `high[i]` after (pads >= 0)."""
+        from . import movement
+
+        return movement.pad(self, low, high, value)
+
+    def take(self, indices: Value, axis: int = 0) -> Value:
+        """Gather along `axis` at the i32/i64 Value `indices` (numpy.take's result shape).
+
+        An index i with -n <= i < n picks element i (from the end when negative); any other
+        index gives 0 (False for bool).
+        """
+        from . import movement
+
+        return movement.take(self, indices, axis)
+
+    def split(self, sections: Any, axis: int = -1) -> list[Value]:
+        """Consecutive slices along `axis`: `sections` equal parts (int) or these sizes."""
+        from . import movement
+
+        return movement.split(self, sections, axis)
+
 
 def _unary_method(op: str):
     def method(self: Value) -> Value:

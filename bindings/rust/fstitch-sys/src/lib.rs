@@ -452,6 +452,42 @@ extern "C" {
         rank: usize,
         dims: *const i64,
     ) -> fst_value;
+    pub fn fst_slice(
+        graph: *mut fst_graph,
+        x: fst_value,
+        rank: usize,
+        starts: *const i64,
+        stops: *const i64,
+        steps: *const i64,
+    ) -> fst_value;
+    pub fn fst_concat(
+        graph: *mut fst_graph,
+        n: usize,
+        values: *const fst_value,
+        axis: i64,
+    ) -> fst_value;
+    pub fn fst_pad(
+        graph: *mut fst_graph,
+        x: fst_value,
+        rank: usize,
+        low: *const i64,
+        high: *const i64,
+        value: f64,
+    ) -> fst_value;
+    pub fn fst_take(
+        graph: *mut fst_graph,
+        x: fst_value,
+        indices: fst_value,
+        axis: i64,
+    ) -> fst_value;
+    pub fn fst_split(
+        graph: *mut fst_graph,
+        x: fst_value,
+        axis: i64,
+        nsections: usize,
+        sizes: *const i64,
+        out_values: *mut fst_value,
+    ) -> fst_status;
     pub fn fst_output(graph: *mut fst_graph, name: *const c_char, value: fst_value) -> fst_status;
 
     // Graph queries

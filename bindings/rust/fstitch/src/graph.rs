@@ -251,6 +251,98 @@ impl Graph {
         self.build(|g| unsafe { sys::fst_iota(g, dtype.to_raw(), dims.len(), dims.as_ptr(), axis) })
     }
 
+    /// A strided slice: along axis i the elements `starts[i]`, `starts[i] + steps[i]`, ...
+    /// below `stops[i]`. Bounds are Python's (negative counts from the end, then clamped to
+    /// the dim); `steps` is empty for all 1, else each is at least 1. An empty slice is a
+    /// shape error.
+    pub fn slice(&self, x: Value<'_>, starts: &[i64], stops: &[i64], steps: &[i64]) -> Value<'_> {
+        if stops.len() != starts.len() || (!steps.is_empty() && steps.len() != starts.len()) {
+            return self.fail(Error::new(
+                Status::Shape,
+                format!(
+                    "fst_slice: {} starts, {} stops and {} steps; give one of each per axis",
+                    starts.len(),
+                    stops.len(),
+                    steps.len()
+                ),
+            ));
+        }
+        let steps_ptr = if steps.is_empty() {
+            std::ptr::null()
+        } else {
+            steps.as_ptr()
+        };
+        // SAFETY: a live graph and starts.len() entries in each array (steps may be NULL).
+        self.build(|g| unsafe {
+            sys::fst_slice(
+                g,
+                x.raw(),
+                starts.len(),
+                starts.as_ptr(),
+                stops.as_ptr(),
+                steps_ptr,
+            )
+        })
+    }
+
+    /// The values one after another along `axis` (negative counts from the end): one dtype,
+    /// dims equal except along `axis`.
+    pub fn concat(&self, values: &[Value<'_>], axis: i64) -> Value<'_> {
+        let raw: Vec<sys::fst_value> = values.iter().map(|value| value.raw()).collect();
+        // SAFETY: a live graph and raw.len() values.
+        self.build(|g| unsafe { sys::fst_concat(g, raw.len(), raw.as_ptr(), axis) })
+    }
+
+    /// `low[i]` elements of `value` (converted to x's dtype as by a cast) before axis i and
+    /// `high[i]` after; pads are at least 0.
+    pub fn pad(&self, x: Value<'_>, low: &[i64], high: &[i64], value: f64) -> Value<'_> {
+        if low.len() != high.len() {
+            return self.fail(Error::new(
+                Status::Shape,
+                format!(
+                    "fst_pad: {} low pads but {} high pads",
+                    low.len(),
+                    high.len()
+                ),
+            ));
+        }
+        // SAFETY: a live graph and low.len() entries in each array.
+        self.build(|g| unsafe {
+            sys::fst_pad(g, x.raw(), low.len(), low.as_ptr(), high.as_ptr(), value)
+        })
+    }
+
+    /// Gathers x along `axis` at the i32/i64 `indices`: the result has x's dims before
+    /// `axis`, the index dims, then x's dims after `axis`. An index i with -n <= i < n picks
+    /// element i (from the end when negative); any other index gives 0 (false for bool).
+    pub fn take(&self, x: Value<'_>, indices: Value<'_>, axis: i64) -> Value<'_> {
+        // SAFETY: a live graph.
+        self.build(|g| unsafe { sys::fst_take(g, x.raw(), indices.raw(), axis) })
+    }
+
+    /// Consecutive slices of x along `axis` with the given section sizes (each at least 1,
+    /// adding up to the dim). On failure every returned value is invalid and the graph holds
+    /// the error, as for any builder.
+    pub fn split(&self, x: Value<'_>, axis: i64, sizes: &[i64]) -> Vec<Value<'_>> {
+        let mut raw = vec![sys::FST_VALUE_INVALID; sizes.len()];
+        if self.rust_error.borrow().is_none() {
+            // SAFETY: a live graph, sizes.len() sizes and as many output slots.
+            unsafe {
+                sys::fst_split(
+                    self.as_raw(),
+                    x.raw(),
+                    axis,
+                    sizes.len(),
+                    sizes.as_ptr(),
+                    raw.as_mut_ptr(),
+                );
+            }
+        }
+        raw.into_iter()
+            .map(|value| Value::new(self, value))
+            .collect()
+    }
+
     /// An operation fstitch does not fuse (a matmul, say), with its declared output dtype
     /// and dims; the planner partitions the graph around it. Graphs with one cannot be
     /// evaluated or run by fstitch ([`Status::Unsupported`]).

@@ -219,6 +219,26 @@ impl<'g> Value<'g> {
     pub fn cast(self, dtype: DType) -> Value<'g> {
         self.graph.cast(self, dtype)
     }
+
+    /// A strided slice (see [`Graph::slice`]).
+    pub fn slice(self, starts: &[i64], stops: &[i64], steps: &[i64]) -> Value<'g> {
+        self.graph.slice(self, starts, stops, steps)
+    }
+
+    /// Padded with `value` (see [`Graph::pad`]).
+    pub fn pad(self, low: &[i64], high: &[i64], value: f64) -> Value<'g> {
+        self.graph.pad(self, low, high, value)
+    }
+
+    /// Gathered along `axis` at `indices` (see [`Graph::take`]).
+    pub fn take(self, indices: Value<'g>, axis: i64) -> Value<'g> {
+        self.graph.take(self, indices, axis)
+    }
+
+    /// Split along `axis` into sections of `sizes` (see [`Graph::split`]).
+    pub fn split(self, axis: i64, sizes: &[i64]) -> Vec<Value<'g>> {
+        self.graph.split(self, axis, sizes)
+    }
 }
 
 macro_rules! unary_methods {
