@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -28,6 +29,9 @@ struct Node {
   int64_t axis = 0;           // iota
   Scalar value;               // constant, in `dtype`
   std::string name;           // input: input name; opaque: operation name
+  // tensor: the elements, dense row-major in the storage format of `dtype`. Shared and never
+  // modified, so copying a graph does not copy constant data.
+  std::shared_ptr<const std::vector<uint8_t>> data;
 };
 
 struct GraphOutput {

@@ -29,6 +29,7 @@ const OpInfo kOps[] = {
     {OpKind::kPermute, "permute", DTypeRule::kAny, OpFamily::kPermute},
     {OpKind::kIota, "iota", DTypeRule::kNumeric, OpFamily::kIota},
     {OpKind::kOpaque, "opaque", DTypeRule::kAny, OpFamily::kOpaque},
+    {OpKind::kTensor, "tensor", DTypeRule::kAny, OpFamily::kTensor},
 };
 
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(kOpCount), "op table incomplete");

@@ -68,7 +68,8 @@ namespace fstitch {
   X(kReshape, "reshape", DTypeRule::kAny)     \
   X(kPermute, "permute", DTypeRule::kAny)     \
   X(kIota, "iota", DTypeRule::kNumeric)       \
-  X(kOpaque, "opaque", DTypeRule::kAny)
+  X(kOpaque, "opaque", DTypeRule::kAny)       \
+  X(kTensor, "tensor", DTypeRule::kAny)
 
 // Which operand dtypes an operation accepts.
 enum class DTypeRule : uint8_t {
@@ -97,7 +98,8 @@ enum class OpFamily : uint8_t {
   kReshape,
   kPermute,
   kIota,
-  kOpaque
+  kOpaque,
+  kTensor  // a constant tensor from host data (Node::data)
 };
 
 constexpr int kOpCount = static_cast<int>(OpKind::kCount);
