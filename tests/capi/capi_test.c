@@ -174,6 +174,7 @@ int main(void) {
     test_sizes();
     test_aliasing();
     test_opaque_steps();
+    test_tensor_constants();
     fst_graph_destroy(other);
   }
   fst_context_destroy(capi_context);
