@@ -169,6 +169,7 @@ fn the_cuda_backend_through_the_stand_in_driver() {
                 ParamKind::Input => inputs[param.index].cast_mut(),
                 ParamKind::Output => outputs[param.index],
                 ParamKind::Workspace => continue,
+                ParamKind::Constant => panic!("this graph has no tensor constants"),
             };
             assert_eq!(
                 record.params[position],
@@ -192,6 +193,7 @@ fn the_cuda_backend_through_the_stand_in_driver() {
             ParamKind::Input => inputs[param.index].cast_mut(),
             ParamKind::Output => outputs[param.index],
             ParamKind::Workspace => device_address(workspace + param.index),
+            ParamKind::Constant => panic!("this graph has no tensor constants"),
         })
         .collect();
     unsafe { kernel.launch(&args, ptr::null_mut()) }.unwrap();
