@@ -782,7 +782,10 @@ FST_API fst_status fst_kernel_param_count(const fst_kernel* kernel, size_t* out_
 /**
  * @brief What the @p index -th parameter points to.
  * @param[out] out_value May be NULL; the graph value behind the parameter (valid for the graph
- *             the fusion was made from).
+ *             the fusion was made from). Views are free: a parameter that reads a reshape (or
+ *             an order-keeping permute) of a value in memory points to that value's buffer,
+ *             and an output that views a value the kernel computes is written by the kernel
+ *             with that value's elements; the parameter's value is then the view.
  */
 FST_API fst_status fst_kernel_param(const fst_kernel* kernel, size_t index, fst_param_kind* out_kind,
                                     size_t* out_index, fst_value* out_value);

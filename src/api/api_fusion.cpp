@@ -155,16 +155,23 @@ void require_no_opaque_ops(const fst_fusion& fusion) {
   }
 }
 
-// fst_fusion_run and fst_fusion_run_with_opaque: check the buffers, then run the steps.
+// fst_fusion_run and fst_fusion_run_with_opaque: check the buffers first (bad arguments come
+// before anything else), then that plain runs meet no opaque step and callback runs have a
+// callback, then run the steps.
 void run_fusion(const fst_fusion* fusion, const void* const* inputs, size_t ninputs, void* const* outputs,
-                size_t noutputs, void* workspace, void* stream,
-                const fstitch::api::OpaqueCallback& callback) {
+                size_t noutputs, void* workspace, void* stream, const fstitch::api::OpaqueCallback& callback,
+                bool with_callback) {
   require_not_null(fusion, "fusion");
   fstitch::api::check_run_buffers(fusion->graph, inputs, ninputs, outputs, noutputs);
   fstitch::api::check_buffer_overlaps(
       fusion->graph, fusion->plan,
       fstitch::api::run_buffer_uses(fusion->graph, fusion->plan, inputs, outputs, workspace),
       fstitch::api::BufferNaming::kRunArrays);
+  if (with_callback) {
+    fstitch::api::require_callback_for(fusion->graph, fusion->plan.opaque_ops, callback);
+  } else {
+    require_no_opaque_ops(*fusion);
+  }
   if (fusion->context->active_backend() == fstitch::Backend::kCuda) {
     run_on_cuda(*fusion, inputs, outputs, workspace, stream, callback);
     return;
@@ -421,9 +428,7 @@ FST_API fst_status fst_fusion_dump(const fst_fusion* fusion, char** out_text) {
 FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* inputs, size_t ninputs,
                                   void* const* outputs, size_t noutputs, void* workspace, void* stream) {
   return guarded(__func__, [&] {
-    require_not_null(fusion, "fusion");
-    require_no_opaque_ops(*fusion);
-    run_fusion(fusion, inputs, ninputs, outputs, noutputs, workspace, stream, {});
+    run_fusion(fusion, inputs, ninputs, outputs, noutputs, workspace, stream, {}, false);
   });
 }
 
@@ -432,10 +437,7 @@ FST_API fst_status fst_fusion_run_with_opaque(const fst_fusion* fusion, const vo
                                               void* workspace, void* stream, fst_opaque_callback callback,
                                               void* user_data) {
   return guarded(__func__, [&] {
-    require_not_null(fusion, "fusion");
-    const fstitch::api::OpaqueCallback hook{callback, user_data};
-    fstitch::api::require_callback_for(fusion->graph, fusion->plan.opaque_ops, hook);
-    run_fusion(fusion, inputs, ninputs, outputs, noutputs, workspace, stream, hook);
+    run_fusion(fusion, inputs, ninputs, outputs, noutputs, workspace, stream, {callback, user_data}, true);
   });
 }
 

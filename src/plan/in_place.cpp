@@ -115,7 +115,9 @@ InPlaceCheck check_with(const Graph& graph, const FusionPlan& plan, const PlanAc
   const KernelSpec& spec = plan.kernels[k].spec;
   // The store must be at the thread's element too: an element value of the kernel's grid.
   ValueId elsewhere = -1;
-  if (spec.is_member(out_value) && spec.role(out_value) != ValueRole::kElement) elsewhere = out_value;
+  // An output that is a free view is stored as its root.
+  const ValueId stored = storage_of(plan, out_value);
+  if (spec.is_member(stored) && spec.role(stored) != ValueRole::kElement) elsewhere = out_value;
   if (elsewhere < 0 && element_count(spec.domain) != element_count(graph.node(out_value).dims))
     elsewhere = out_value;
   if (elsewhere < 0) elsewhere = read_elsewhere(graph, spec, in_value, plan.view_roots);

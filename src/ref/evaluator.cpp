@@ -74,8 +74,8 @@ Tensor constant_tensor(const Node& node) {
 [[noreturn]] void fail_opaque(const Node& node, ValueId id) {
   fail(StatusCode::kUnsupported, "the reference evaluator cannot run opaque operation " +
                                      quote_name(node.name) + " (%" + std::to_string(id) +
-                                     "); it stands for an operation fstitch does not implement, so evaluate "
-                                     "the graph's parts on either side of it separately");
+                                     "); it stands for an operation fstitch does not implement: evaluate the "
+                                     "graph with an opaque callback (fst_graph_evaluate_reference_with_opaque)");
 }
 
 // Evaluates the graph one node at a time in vector order (a topological order), keeping

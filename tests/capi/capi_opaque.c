@@ -302,12 +302,15 @@ static void test_bad_arguments(const fst_graph* g) {
   fst_param_kind pk = (fst_param_kind)77;
   fst_dtype dtype = (fst_dtype)77;
   const int64_t* dims = (const int64_t*)SENTINEL_PTR;
-  float buffer[kRows * kModel * 4];
+  /* Separate buffers of each value's size: overlapping ones would be refused first. */
+  float x[kRows * kModel], w1[kModel * kHidden], w2[kHidden * kModel], y[kRows * kModel], h[kRows * kHidden];
   const void* inputs[3];
   void* outputs[2];
-  inputs[0] = inputs[1] = inputs[2] = buffer;
-  outputs[0] = buffer;
-  outputs[1] = buffer + kRows * kModel;
+  inputs[0] = x;
+  inputs[1] = w1;
+  inputs[2] = w2;
+  outputs[0] = y;
+  outputs[1] = h;
 
   CHECK_OK(fst_fuse(g, NULL, &f));
   if (f == NULL) return;

@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "api/handles.hpp"
 #include "contract.hpp"
@@ -147,6 +150,73 @@ GraphPtr check_print_round_trip(fst_context* context, const fst_graph* graph) {
   return owned;
 }
 
+// The steps run every kernel and opaque operation once, and each opaque operand is at a
+// location the caller or an earlier step wrote (a kernel's parameters count as written by it:
+// they do not say which ones it writes).
+void check_steps(const fst_fusion* fusion, size_t kernels, size_t graph_inputs, size_t graph_outputs) {
+  size_t steps = 0, opaque_ops = 0;
+  check_status("fst_fusion_step_count", fst_fusion_step_count(fusion, &steps), Expectation::succeed());
+  check_status("fst_fusion_opaque_count", fst_fusion_opaque_count(fusion, &opaque_ops),
+               Expectation::succeed());
+  if (steps != kernels + opaque_ops) {
+    violation(std::to_string(steps) + " steps for " + std::to_string(kernels) + " kernels and " +
+              std::to_string(opaque_ops) + " opaque operations");
+    return;
+  }
+  std::set<std::pair<int, size_t>> written;
+  for (size_t i = 0; i < graph_inputs; ++i) written.insert({FST_PARAM_INPUT, i});
+  std::vector<bool> kernel_seen(kernels, false), opaque_seen(opaque_ops, false);
+  for (size_t s = 0; s < steps; ++s) {
+    fst_step_kind kind{};
+    size_t index = 0;
+    check_status("fst_fusion_step", fst_fusion_step(fusion, s, &kind, &index), Expectation::succeed());
+    std::vector<bool>& seen = kind == FST_STEP_KERNEL ? kernel_seen : opaque_seen;
+    if ((kind != FST_STEP_KERNEL && kind != FST_STEP_OPAQUE) || index >= seen.size() || seen[index]) {
+      violation("step " + std::to_string(s) + " has kind " + std::to_string(static_cast<int>(kind)) +
+                " and index " + std::to_string(index) + ", out of range or run twice");
+      return;
+    }
+    seen[index] = true;
+    if (kind == FST_STEP_KERNEL) {
+      const fst_kernel* kernel = nullptr;
+      size_t params = 0;
+      check_status("fst_fusion_kernel", fst_fusion_kernel(fusion, index, &kernel), Expectation::succeed());
+      check_status("fst_kernel_param_count", fst_kernel_param_count(kernel, &params), Expectation::succeed());
+      for (size_t p = 0; p < params; ++p) {
+        fst_param_kind at_kind{};
+        size_t at = 0;
+        check_status("fst_kernel_param", fst_kernel_param(kernel, p, &at_kind, &at, nullptr),
+                     Expectation::succeed());
+        written.insert({at_kind, at});
+      }
+      continue;
+    }
+    const char* name = nullptr;
+    size_t operands = 0;
+    check_status("fst_fusion_opaque", fst_fusion_opaque(fusion, index, &name, &operands, nullptr),
+                 Expectation::succeed());
+    fst_param_kind at_kind{};
+    size_t at = 0, rank = 0;
+    fst_dtype dtype{};
+    const int64_t* dims = nullptr;
+    for (size_t o = 0; o < operands; ++o) {
+      check_status("fst_fusion_opaque_operand",
+                   fst_fusion_opaque_operand(fusion, index, o, &at_kind, &at, &dtype, &rank, &dims),
+                   Expectation::succeed());
+      if (!written.count({at_kind, at}))
+        violation("opaque step " + std::to_string(s) + " reads operand " + std::to_string(o) +
+                  " before any step wrote it");
+    }
+    check_status("fst_fusion_opaque_result",
+                 fst_fusion_opaque_result(fusion, index, &at_kind, &at, &dtype, &rank, &dims),
+                 Expectation::succeed());
+    written.insert({at_kind, at});
+  }
+  for (size_t j = 0; j < graph_outputs; ++j) {
+    if (!written.count({FST_PARAM_OUTPUT, j})) violation("no step writes output " + std::to_string(j));
+  }
+}
+
 void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t graph_outputs) {
   size_t count = 0xdead;
   check_status("fst_fusion_kernel_count", fst_fusion_kernel_count(fusion, &count), Expectation::succeed());
@@ -212,6 +282,7 @@ void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t 
       violation("kernel " + std::string(name) + " has launch kind " +
                 std::to_string(static_cast<int>(launch)));
   }
+  check_steps(fusion, count, graph_inputs, graph_outputs);
   char* dump = nullptr;
   check_status("fst_fusion_dump", fst_fusion_dump(fusion, &dump), Expectation::succeed());
   if (dump == nullptr || *dump == '\0') violation("fst_fusion_dump gave an empty text");

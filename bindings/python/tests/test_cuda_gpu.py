@@ -212,6 +212,38 @@ def test_kernels_launched_one_by_one(gpu_ctx):
     assert torch.equal(out, expected)
 
 
+def test_opaque_matmuls_with_torch(gpu_ctx):
+    g = gpu_ctx.graph()
+    x = g.input("x", "f32", (64, 128))
+    w1 = g.input("w1", "f32", (128, 96))
+    w2 = g.input("w2", "f32", (96, 128))
+    h = g.opaque("matmul", [x * 0.5, w1], "f32", (64, 96))
+    g.output("y", g.opaque("matmul", [h.tanh(), w2], "f32", (64, 128)) + x)
+    fusion = g.fuse()
+    streams = []
+
+    def matmul(call):
+        # The work is queued on the run's stream: here torch's current stream, which the
+        # run took from the torch inputs.
+        streams.append(call.stream)
+        a, b = (torch.as_tensor(t, device="cuda") for t in call.operands)
+        torch.matmul(a, b, out=torch.as_tensor(call.result, device="cuda"))
+
+    generator = torch.Generator(device="cuda").manual_seed(3)
+    inputs = {
+        name: torch.randn(*shape, device="cuda", generator=generator) / 8
+        for name, shape in (("x", (64, 128)), ("w1", (128, 96)), ("w2", (96, 128)))
+    }
+    y = fusion.run(inputs, opaque=matmul)["y"]
+    torch.cuda.synchronize()
+    assert streams == [torch.cuda.current_stream().cuda_stream] * 2
+    data = {name: tensor.cpu().numpy() for name, tensor in inputs.items()}
+    x64, w1_64, w2_64 = (data[name].astype(np.float64) for name in ("x", "w1", "w2"))
+    expected = np.tanh((x64 * 0.5) @ w1_64) @ w2_64 + x64
+    # torch may run f32 matmuls in TF32: compare at half-precision accuracy.
+    assert_close(y.cpu().numpy(), expected, HALF_LIMIT)
+
+
 def test_cupy_arrays(layer_norm_fusion):
     cupy = pytest.importorskip("cupy")
     _, fusion = layer_norm_fusion

@@ -497,3 +497,48 @@ def test_kernel_launch_with_device_arrays(standin, scaled):
     assert [second.params[i] for i in range(second.param_count)] == [0xA000, 0xB000, 0xC000]
     with pytest.raises(fstitch.Error, match="has shape"):
         kernel.launch([CaiArray((8, 15)), 0xB000, 0xC000])
+
+
+def test_opaque_steps_get_device_tensors_between_the_launches(standin, cuda_ctx):
+    g = cuda_ctx.graph()
+    x = g.input("x", "f32", (4, 8))
+    w = g.input("w", "f32", (8, 6))
+    g.output("y", g.opaque("matmul", [x * 0.5, w], "f32", (4, 6)).tanh())
+    fusion = g.fuse()
+    standin.record_params(fusion)
+    op = fusion.opaque_ops[0]
+    kernels_before = next(i for i, s in enumerate(fusion.steps) if s.kind == "opaque")
+    x_array, w_array, y_array = CaiArray((4, 8)), CaiArray((8, 6)), CaiArray((4, 6))
+    base = 0x9000000
+    stream = standin.new_stream()
+    pointer = lambda array: array.__cuda_array_interface__["data"][0]  # noqa: E731
+    addresses = {
+        fstitch.ParamKind.INPUT: [pointer(x_array), pointer(w_array)],
+        fstitch.ParamKind.OUTPUT: [pointer(y_array)],
+    }
+
+    def address(tensor):
+        if tensor.kind is fstitch.ParamKind.WORKSPACE:
+            return base + tensor.index
+        return addresses[tensor.kind][tensor.index]
+
+    calls = []
+
+    def on_device(call):
+        calls.append(call)
+        assert len(standin.launches()) == kernels_before  # after the kernels before it
+        assert call.stream == stream
+        assert all(isinstance(t, fstitch.DeviceTensor) for t in call.operands)
+        assert [t.pointer for t in call.operands] == [address(t) for t in op.operands]
+        assert call.result.pointer == address(op.result)
+        interface = call.result.__cuda_array_interface__
+        assert interface["shape"] == (4, 6) and interface["typestr"] == "<f4"
+        assert interface["data"] == (address(op.result), False)
+        assert interface["stream"] == stream and interface["version"] == 3
+        assert call.operands[0].__cuda_array_interface__["data"][1] is True  # read-only
+
+    fusion.run(
+        x=x_array, w=w_array, outputs=[y_array], workspace=base, stream=stream, opaque=on_device
+    )
+    assert len(calls) == 1
+    assert len(standin.launches()) == len(fusion.kernels)

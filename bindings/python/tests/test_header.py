@@ -83,7 +83,10 @@ _HANDLES = {
     "fst_fuse_options",
     "fst_fusion",
     "fst_kernel",
+    "fst_opaque_call",
 }
+# Function-pointer typedefs, by the name of their ctypes prototype in _lib.
+_CALLBACKS = {"fst_log_callback", "fst_opaque_callback"}
 
 
 def _split(declaration: str, has_name: bool) -> tuple[str, int]:
@@ -103,9 +106,9 @@ def expected_ctype(declaration: str, has_name: bool = True):
         inner = ctypes.c_int
     elif base in _SCALARS:
         inner = _SCALARS[base]
-    elif base == "fst_log_callback":
+    elif base in _CALLBACKS:
         assert depth == 0
-        return "fst_log_callback"
+        return base
     elif base in _HANDLES:
         assert depth >= 1, f"{declaration}: handles travel by pointer"
         inner, depth = ("handle", base), depth - 1
@@ -122,8 +125,8 @@ def expected_ctype(declaration: str, has_name: bool = True):
 
 
 def _matches(actual, expected) -> bool:
-    if expected is None or expected == "fst_log_callback":
-        return actual is (None if expected is None else _lib.fst_log_callback)
+    if expected is None or expected in _CALLBACKS:
+        return actual is (None if expected is None else getattr(_lib, expected))
     inner, depth = expected
     for _ in range(depth):
         if not (isinstance(actual, type) and issubclass(actual, ctypes._Pointer)):
@@ -228,6 +231,7 @@ def test_python_enums_cover_the_c_enums():
         (fstitch.Policy, "fst_fusion_policy"),
         (fstitch.ParamKind, "fst_param_kind"),
         (fstitch.LaunchKind, "fst_launch_kind"),
+        (fstitch.StepKind, "fst_step_kind"),
         (fstitch.LogLevel, "fst_log_level"),
     ]
     for python_enum, c_name in pairs:
@@ -255,3 +259,8 @@ def test_the_checker_rejects_a_wrong_declaration():
     assert not _matches(
         ctypes.POINTER(_lib.fst_context), expected_ctype(parameters[0])
     )  # fst_graph*
+    _, parameters = header_functions()["fst_fusion_run_with_opaque"]
+    assert not _matches(_lib.fst_log_callback, expected_ctype(parameters[7]))  # the callback
+    assert not _matches(
+        ctypes.POINTER(_lib.fst_kernel), expected_ctype("const fst_opaque_call* call")
+    )

@@ -14,8 +14,8 @@ def python_blocks():
     return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
 
-def test_the_readme_has_one_python_example():
-    assert len(python_blocks()) == 1
+def test_the_readme_has_two_python_examples():
+    assert len(python_blocks()) == 2
 
 
 def test_the_readme_example(monkeypatch, cache_dir):
@@ -35,3 +35,17 @@ def test_the_readme_example(monkeypatch, cache_dir):
         difference == float(np.abs(namespace["y"] - namespace["reference"]).max())
         and difference < 1e-4
     )
+
+
+def test_the_readme_opaque_example(monkeypatch, cache_dir):
+    monkeypatch.setenv("FSTITCH_CACHE_DIR", cache_dir)
+    namespace = {"__name__": "readme_opaque_example"}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(python_blocks()[1], "README.md", "exec"), namespace)  # noqa: S102 - the documented example
+    inputs = namespace["inputs"]
+    x, w = (inputs[name].astype(np.float64) for name in ("x", "w"))
+    expected = np.tanh((x * 0.5) @ w)
+    assert_close(namespace["y"], expected, F32_LIMIT)
+    assert_close(namespace["reference"], expected, F32_LIMIT)
+    assert printed.getvalue().splitlines() == ["['kernel', 'opaque', 'kernel']"]

@@ -38,7 +38,7 @@ from .dtypes import (
     to_bf16_bits,
     u8,
 )
-from .enums import Backend, LaunchKind, LogLevel, ParamKind, Policy
+from .enums import Backend, LaunchKind, LogLevel, ParamKind, Policy, StepKind
 from .errors import Error, Status
 from .functions import (
     UNARY_FUNCTIONS,
@@ -51,6 +51,7 @@ from .functions import (
 )
 from .fusion import EstimatedBytes, Fusion, Kernel, LaunchConfig, Param
 from .graph import Graph
+from .opaque import DeviceTensor, OpaqueCall, OpaqueOp, OpaqueTensor, Step
 from .specs import TensorSpec
 from .value import Value
 
@@ -77,6 +78,7 @@ __all__ = [
     "Backend",
     "Context",
     "DType",
+    "DeviceTensor",
     "Error",
     "EstimatedBytes",
     "Fusion",
@@ -85,10 +87,15 @@ __all__ = [
     "LaunchConfig",
     "LaunchKind",
     "LogLevel",
+    "OpaqueCall",
+    "OpaqueOp",
+    "OpaqueTensor",
     "Param",
     "ParamKind",
     "Policy",
     "Status",
+    "Step",
+    "StepKind",
     "TensorSpec",
     "Value",
     "as_dtype",

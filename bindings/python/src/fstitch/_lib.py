@@ -153,6 +153,10 @@ ENUMS: dict[str, dict[str, int]] = {
         "FST_LAUNCH_REGULAR": 0,
         "FST_LAUNCH_COOPERATIVE": 1,
     },
+    "fst_step_kind": {
+        "FST_STEP_KERNEL": 1,
+        "FST_STEP_OPAQUE": 2,
+    },
 }
 
 # Every constant of every enum as a module attribute (FST_OK, FST_F32, ...).
@@ -186,6 +190,10 @@ class fst_kernel(Structure):  # noqa: N801
     """Opaque ``fst_kernel``."""
 
 
+class fst_opaque_call(Structure):  # noqa: N801
+    """Opaque ``fst_opaque_call``: one call of an opaque operation, valid during its callback."""
+
+
 #: C enums are int-sized.
 c_enum = c_int
 #: ``fst_value`` is a uint64_t.
@@ -199,6 +207,9 @@ GraphP = POINTER(fst_graph)
 FuseOptionsP = POINTER(fst_fuse_options)
 FusionP = POINTER(fst_fusion)
 KernelP = POINTER(fst_kernel)
+OpaqueCallP = POINTER(fst_opaque_call)
+#: ``fst_status (*)(const fst_opaque_call* call, void* user_data)``.
+fst_opaque_callback = CFUNCTYPE(c_enum, OpaqueCallP, c_void_p)
 
 # ---------------------------------------------------------------------------------------
 # Functions: name -> (restype, [argtypes]), in header order.
@@ -319,6 +330,91 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
     "fst_kernel_launch_kind": (c_enum, [KernelP, POINTER(c_enum)]),
     "fst_kernel_function": (c_enum, [KernelP, POINTER(c_void_p)]),
     "fst_kernel_launch": (c_enum, [KernelP, POINTER(c_void_p), c_size_t, c_void_p]),
+    # Steps and opaque operations
+    "fst_fusion_step_count": (c_enum, [FusionP, POINTER(c_size_t)]),
+    "fst_fusion_step": (c_enum, [FusionP, c_size_t, POINTER(c_enum), POINTER(c_size_t)]),
+    "fst_fusion_opaque_count": (c_enum, [FusionP, POINTER(c_size_t)]),
+    "fst_fusion_opaque": (
+        c_enum,
+        [FusionP, c_size_t, POINTER(c_char_p), POINTER(c_size_t), POINTER(fst_value)],
+    ),
+    "fst_fusion_opaque_operand": (
+        c_enum,
+        [
+            FusionP,
+            c_size_t,
+            c_size_t,
+            POINTER(c_enum),
+            POINTER(c_size_t),
+            POINTER(c_enum),
+            POINTER(c_size_t),
+            POINTER(POINTER(c_int64)),
+        ],
+    ),
+    "fst_fusion_opaque_result": (
+        c_enum,
+        [
+            FusionP,
+            c_size_t,
+            POINTER(c_enum),
+            POINTER(c_size_t),
+            POINTER(c_enum),
+            POINTER(c_size_t),
+            POINTER(POINTER(c_int64)),
+        ],
+    ),
+    "fst_opaque_call_name": (c_enum, [OpaqueCallP, POINTER(c_char_p)]),
+    "fst_opaque_call_value": (c_enum, [OpaqueCallP, POINTER(fst_value)]),
+    "fst_opaque_call_operand_count": (c_enum, [OpaqueCallP, POINTER(c_size_t)]),
+    "fst_opaque_call_operand": (
+        c_enum,
+        [
+            OpaqueCallP,
+            c_size_t,
+            POINTER(c_void_p),
+            POINTER(c_enum),
+            POINTER(c_size_t),
+            POINTER(POINTER(c_int64)),
+        ],
+    ),
+    "fst_opaque_call_result": (
+        c_enum,
+        [
+            OpaqueCallP,
+            POINTER(c_void_p),
+            POINTER(c_enum),
+            POINTER(c_size_t),
+            POINTER(POINTER(c_int64)),
+        ],
+    ),
+    "fst_opaque_call_stream": (c_enum, [OpaqueCallP, POINTER(c_void_p)]),
+    "fst_opaque_call_fail": (c_enum, [OpaqueCallP, c_char_p]),
+    "fst_fusion_run_with_opaque": (
+        c_enum,
+        [
+            FusionP,
+            POINTER(c_void_p),
+            c_size_t,
+            POINTER(c_void_p),
+            c_size_t,
+            c_void_p,
+            c_void_p,
+            fst_opaque_callback,
+            c_void_p,
+        ],
+    ),
+    "fst_graph_evaluate_reference_with_opaque": (
+        c_enum,
+        [
+            GraphP,
+            POINTER(c_void_p),
+            c_size_t,
+            POINTER(c_void_p),
+            c_size_t,
+            fst_opaque_callback,
+            c_void_p,
+        ],
+    ),
 }
 
 # ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The small enums of the C API as Python enums, and their parsing from user arguments.
 
-Backend, Policy, ParamKind and LaunchKind are string enums (``Backend.HOST == "host"``);
-LogLevel is ordered, so it is an IntEnum with the C values.
+Backend, Policy, ParamKind, LaunchKind and StepKind are string enums
+(``Backend.HOST == "host"``); LogLevel is ordered, so it is an IntEnum with the C values.
 """
 
 from __future__ import annotations
@@ -60,6 +60,16 @@ class LaunchKind(str, enum.Enum):
         return self.value
 
 
+class StepKind(str, enum.Enum):
+    """What one step of a fusion does: launch a kernel or run an opaque operation."""
+
+    KERNEL = "kernel"
+    OPAQUE = "opaque"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 class LogLevel(enum.IntEnum):
     """Severity of log messages (the C ``fst_log_level`` values)."""
 
@@ -84,6 +94,9 @@ C_VALUES: dict[type[enum.Enum], dict[Any, int]] = {
     },
     LaunchKind: {
         member: _lib.ENUMS["fst_launch_kind"][f"FST_LAUNCH_{member.name}"] for member in LaunchKind
+    },
+    StepKind: {
+        member: _lib.ENUMS["fst_step_kind"][f"FST_STEP_{member.name}"] for member in StepKind
     },
     LogLevel: {
         member: _lib.ENUMS["fst_log_level"][f"FST_LOG_{member.name}"] for member in LogLevel

@@ -13,6 +13,9 @@ from ._call import check, decode
 from ._handle import OwnedHandle
 from .enums import LaunchKind, ParamKind, Policy, c_value, from_c, parse
 from .errors import api
+from .opaque import OpaqueOp, Step
+from .opaque import opaque_ops as all_opaque_ops
+from .opaque import steps as opaque_steps
 from .specs import TensorSpec
 from .value import Value
 
@@ -214,6 +217,20 @@ class Fusion(OwnedHandle):
             self._kernels = kernels
         return list(self._kernels)
 
+    @property
+    def steps(self) -> list[Step]:
+        """The steps in the order a run takes them: each launches a kernel or runs an
+        opaque operation, after everything that produces what it reads."""
+        self._handle  # noqa: B018 - raises when the fusion is closed
+        return opaque_steps(self)
+
+    @property
+    def opaque_ops(self) -> list[OpaqueOp]:
+        """The opaque operations in graph order, with where the plan puts their operands
+        and results."""
+        self._handle  # noqa: B018 - raises when the fusion is closed
+        return all_opaque_ops(self)
+
     @api("Fusion.run")
     def run(
         self,
@@ -221,6 +238,7 @@ class Fusion(OwnedHandle):
         outputs: Any = None,
         workspace: Any = None,
         stream: Any = None,
+        opaque: Any = None,
         **kwargs: Any,
     ) -> Any:
         """Runs every kernel of the plan on the context's backend.
@@ -238,10 +256,14 @@ class Fusion(OwnedHandle):
                 None to let the library allocate it for the run.
             stream: the CUDA stream (an int handle, or an object with ``.cuda_stream`` or
                 ``.ptr``); ignored by the host backend.
+            opaque: a callable run for each opaque step with an :class:`OpaqueCall` (its
+                operands, the result to fill, the stream); required when the plan has
+                opaque operations. An exception it raises stops the run, which then raises
+                :class:`Error` naming the operation, chained to that exception.
         """
         from .run import run_fusion
 
-        return run_fusion(self, args, kwargs, outputs, workspace, stream)
+        return run_fusion(self, args, kwargs, outputs, workspace, stream, opaque)
 
     def __repr__(self) -> str:
         if self.closed:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import numbers
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,6 +84,7 @@ class Graph(OwnedHandle):
         super().__init__(None, "graph")
         self._context = context
         self._build_lock = threading.RLock()
+        self._evaluations = 0  # evaluations in flight that call back into Python
         if _pointer is None:
             _pointer = _lib.GraphP()
             check(context._call("fst_graph_create", ctypes.byref(_pointer)))
@@ -126,9 +128,30 @@ class Graph(OwnedHandle):
             raise located(Error(status, decode(lib.fst_last_error_message())))
         raise located(Error(status, decode(self._call("fst_graph_error_message"))))
 
+    @contextlib.contextmanager
+    def _evaluating(self) -> Iterator[None]:
+        """Marks the graph as read by an evaluation that calls back into Python (an opaque
+        callable): building on it then would change it under the evaluator."""
+        with self._build_lock:
+            self._evaluations += 1
+        try:
+            yield
+        finally:
+            with self._build_lock:
+                self._evaluations -= 1
+
+    def _refuse_building_while_evaluated(self) -> None:
+        if self._evaluations:
+            raise Error(
+                Status.INVALID_ARGUMENT,
+                "the graph is being evaluated (an opaque callable is running); build on it "
+                "after evaluate() returns",
+            )
+
     def _build(self, function: str, *args: Any) -> Value:
         """Calls the builder `function` on this graph; raises at once when it fails."""
         with self._build_lock:
+            self._refuse_building_while_evaluated()
             handle = self._call(function, *args)
             if handle == _lib.VALUE_INVALID:
                 self._raise_builder_error()
@@ -299,8 +322,9 @@ class Graph(OwnedHandle):
     def opaque(self, name: str, inputs: Sequence[Value], dtype: Any, shape: Any) -> Value:
         """An operation fstitch does not fuse (a matmul, say) with the declared dtype and shape.
 
-        The planner partitions the graph around it; evaluate() and Fusion.run() refuse
-        graphs that hold one (UNSUPPORTED), the caller runs it between the kernels.
+        The planner partitions the graph around it; the caller runs it between the kernels:
+        evaluate() and Fusion.run() call their ``opaque=`` callable for it (without one they
+        refuse the graph with UNSUPPORTED), or a framework follows ``Fusion.steps``.
         """
         encoded = as_name(name, "name")
         handles = [self._operand(value, f"inputs[{i}]") for i, value in enumerate(list(inputs))]
@@ -317,6 +341,7 @@ class Graph(OwnedHandle):
         encoded = as_name(name, "name")
         handle = self._operand(value, "value")
         with self._build_lock:
+            self._refuse_building_while_evaluated()
             status = self._call("fst_output", encoded, handle)
             if status != Status.OK:
                 self._raise_builder_error()
@@ -407,17 +432,23 @@ class Graph(OwnedHandle):
     # -- running -----------------------------------------------------------------------------
 
     @api("Graph.evaluate")
-    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
+    def evaluate(self, *args: Any, opaque: Any = None, **kwargs: Any) -> Any:
         """Runs the graph with the reference evaluator (float64 inside) on host arrays.
 
         Inputs by name (``evaluate(x=a, w=b)`` or ``evaluate({"x": a})``) give a dict of
         outputs by name; a list (``evaluate([a, b])``) gives a list in output order.
         Arrays must have the declared dtype and shape (see the package documentation for
         f16 and bf16); non-contiguous arrays are copied.
+
+        Args:
+            opaque: a callable run for each opaque operation, in graph order, with an
+                :class:`OpaqueCall` on host buffers (operands in their storage dtypes), as
+                for :meth:`Fusion.run`; None when the graph has none (an input named
+                ``opaque`` must then be passed in a dict).
         """
         from .run import evaluate_graph
 
-        return evaluate_graph(self, args, kwargs)
+        return evaluate_graph(self, args, kwargs, opaque)
 
     @api("Graph.fuse")
     def fuse(

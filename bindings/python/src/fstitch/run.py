@@ -11,14 +11,15 @@ import numpy as np
 
 from . import _lib
 from ._args import as_address
-from ._call import check
+from ._call import check, last_error
 from ._show import shown
 from .binding import bind_inputs, bind_outputs, pack
 from .device_arrays import DeviceBuffer, device_buffer, has_interface
 from .dtypes import DType
 from .enums import Backend, ParamKind
-from .errors import Error, Status
+from .errors import Error, Status, located
 from .host_arrays import input_array, new_output, output_array, workspace_address
+from .opaque import OpaqueCallback
 from .specs import TensorSpec
 from .streams import choose_stream, dlpack_stream, stream_handle
 
@@ -55,23 +56,32 @@ def _host_buffers(
     return arrays_in, arrays_out
 
 
-def evaluate_graph(graph: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Graph.evaluate: the reference evaluator on host arrays."""
+def evaluate_graph(
+    graph: Any, args: tuple[Any, ...], kwargs: dict[str, Any], opaque: Any = None
+) -> Any:
+    """Graph.evaluate: the reference evaluator on host arrays (opaque operations through
+    the `opaque` callable, see opaque.py)."""
+    callback = None if opaque is None else OpaqueCallback(opaque, graph, on_device=False)
     input_specs = graph.input_specs()
     output_specs = graph.output_specs()
     inputs, named = bind_inputs(input_specs, args, kwargs)
     arrays_in, arrays_out = _host_buffers(
         input_specs, output_specs, inputs, None, "the reference evaluator"
     )
-    check(
-        graph._call(
-            "fst_graph_evaluate_reference",
-            _pointer_array([a.ctypes.data for a in arrays_in]),
-            len(arrays_in),
-            _pointer_array([a.ctypes.data for a in arrays_out]),
-            len(arrays_out),
-        )
+    pointers = (
+        _pointer_array([a.ctypes.data for a in arrays_in]),
+        len(arrays_in),
+        _pointer_array([a.ctypes.data for a in arrays_out]),
+        len(arrays_out),
     )
+    if callback is None:
+        check(graph._call("fst_graph_evaluate_reference", *pointers))
+    else:
+        with graph._evaluating():
+            status = graph._call(
+                "fst_graph_evaluate_reference_with_opaque", *pointers, callback.function, None
+            )
+        callback.check(status)
     return pack(arrays_out, output_specs, named)
 
 
@@ -185,8 +195,12 @@ def run_fusion(
     outputs: Any,
     workspace: Any,
     stream: Any,
+    opaque: Any = None,
 ) -> Any:
-    """Fusion.run."""
+    """Fusion.run (opaque operations through the `opaque` callable, see opaque.py)."""
+    callback = None
+    if opaque is not None:
+        callback = OpaqueCallback(opaque, fusion._graph_ref(), on_device=_on_cuda(fusion))
     input_specs = fusion.input_specs
     output_specs = fusion.output_specs
     inputs, named = bind_inputs(input_specs, args, kwargs)
@@ -224,18 +238,40 @@ def run_fusion(
         addresses_in = [a.ctypes.data for a in arrays_in]
         addresses_out = [a.ctypes.data for a in arrays_out]
         results = arrays_out
-    check(
-        fusion._call(
-            "fst_fusion_run",
-            _pointer_array(addresses_in),
-            len(addresses_in),
-            _pointer_array(addresses_out),
-            len(addresses_out),
-            space,
-            run_stream or None,
+    arguments = (
+        _pointer_array(addresses_in),
+        len(addresses_in),
+        _pointer_array(addresses_out),
+        len(addresses_out),
+        space,
+        run_stream or None,
+    )
+    if callback is None:
+        status = fusion._call("fst_fusion_run", *arguments)
+        if status != Status.OK:
+            raise _with_opaque_hint(fusion, last_error(status))
+    else:
+        status = fusion._call("fst_fusion_run_with_opaque", *arguments, callback.function, None)
+        callback.check(status)
+    return pack(list(results), output_specs, named)
+
+
+def _with_opaque_hint(fusion: Any, error: Error) -> Error:
+    """`error` of a run without opaque=; when it is the library's refusal of a plan with
+    opaque operations (UNSUPPORTED, after every buffer check), says what to do in Python."""
+    if error.status is not Status.UNSUPPORTED:
+        return error
+    count = ctypes.c_size_t()
+    check(fusion._call("fst_fusion_opaque_count", ctypes.byref(count)))
+    if count.value == 0:
+        return error
+    return located(
+        Error(
+            error.status,
+            f"{error.message} (in Python: pass opaque=, a callable that runs each opaque "
+            "operation with an fstitch.OpaqueCall, or follow fusion.steps)",
         )
     )
-    return pack(list(results), output_specs, named)
 
 
 def _param_spec(fusion: Any, kind: ParamKind, index: int) -> tuple[str, TensorSpec] | None:

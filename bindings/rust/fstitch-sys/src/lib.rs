@@ -290,6 +290,28 @@ pub const FST_LAUNCH_REGULAR: fst_launch_kind = 0;
 /// cuLaunchCooperativeKernel: every block must be resident at once.
 pub const FST_LAUNCH_COOPERATIVE: fst_launch_kind = 1;
 
+// --------------------------------------------------------------------------------------
+// Steps and opaque operations
+
+/// What a step does (`enum fst_step_kind`).
+pub type fst_step_kind = c_int;
+/// Launch a kernel; the index is its kernel index.
+pub const FST_STEP_KERNEL: fst_step_kind = 1;
+/// Run an opaque operation; the index is its opaque index.
+pub const FST_STEP_OPAQUE: fst_step_kind = 2;
+
+opaque_handle!(
+    /// One call of an opaque operation, valid only while the callback that receives it
+    /// runs.
+    fst_opaque_call
+);
+
+/// Runs one opaque operation; called on the thread that started the run, once per opaque
+/// step, in step order. Returns `FST_OK` or an error status that stops the run.
+pub type fst_opaque_callback = Option<
+    unsafe extern "C" fn(call: *const fst_opaque_call, user_data: *mut c_void) -> fst_status,
+>;
+
 extern "C" {
     // Version
     pub fn fst_version_number() -> c_uint;
@@ -600,5 +622,94 @@ extern "C" {
         args: *const *mut c_void,
         nargs: usize,
         stream: *mut c_void,
+    ) -> fst_status;
+
+    // Steps and opaque operations
+    pub fn fst_fusion_step_count(fusion: *const fst_fusion, out_count: *mut usize) -> fst_status;
+    pub fn fst_fusion_step(
+        fusion: *const fst_fusion,
+        index: usize,
+        out_kind: *mut fst_step_kind,
+        out_index: *mut usize,
+    ) -> fst_status;
+    pub fn fst_fusion_opaque_count(fusion: *const fst_fusion, out_count: *mut usize) -> fst_status;
+    pub fn fst_fusion_opaque(
+        fusion: *const fst_fusion,
+        index: usize,
+        out_name: *mut *const c_char,
+        out_operand_count: *mut usize,
+        out_value: *mut fst_value,
+    ) -> fst_status;
+    pub fn fst_fusion_opaque_operand(
+        fusion: *const fst_fusion,
+        index: usize,
+        operand: usize,
+        out_kind: *mut fst_param_kind,
+        out_location: *mut usize,
+        out_dtype: *mut fst_dtype,
+        out_rank: *mut usize,
+        out_dims: *mut *const i64,
+    ) -> fst_status;
+    pub fn fst_fusion_opaque_result(
+        fusion: *const fst_fusion,
+        index: usize,
+        out_kind: *mut fst_param_kind,
+        out_location: *mut usize,
+        out_dtype: *mut fst_dtype,
+        out_rank: *mut usize,
+        out_dims: *mut *const i64,
+    ) -> fst_status;
+    pub fn fst_opaque_call_name(
+        call: *const fst_opaque_call,
+        out_name: *mut *const c_char,
+    ) -> fst_status;
+    pub fn fst_opaque_call_value(
+        call: *const fst_opaque_call,
+        out_value: *mut fst_value,
+    ) -> fst_status;
+    pub fn fst_opaque_call_operand_count(
+        call: *const fst_opaque_call,
+        out_count: *mut usize,
+    ) -> fst_status;
+    pub fn fst_opaque_call_operand(
+        call: *const fst_opaque_call,
+        index: usize,
+        out_data: *mut *const c_void,
+        out_dtype: *mut fst_dtype,
+        out_rank: *mut usize,
+        out_dims: *mut *const i64,
+    ) -> fst_status;
+    pub fn fst_opaque_call_result(
+        call: *const fst_opaque_call,
+        out_data: *mut *mut c_void,
+        out_dtype: *mut fst_dtype,
+        out_rank: *mut usize,
+        out_dims: *mut *const i64,
+    ) -> fst_status;
+    pub fn fst_opaque_call_stream(
+        call: *const fst_opaque_call,
+        out_stream: *mut *mut c_void,
+    ) -> fst_status;
+    pub fn fst_opaque_call_fail(call: *const fst_opaque_call, message: *const c_char)
+        -> fst_status;
+    pub fn fst_fusion_run_with_opaque(
+        fusion: *const fst_fusion,
+        inputs: *const *const c_void,
+        ninputs: usize,
+        outputs: *const *mut c_void,
+        noutputs: usize,
+        workspace: *mut c_void,
+        stream: *mut c_void,
+        callback: fst_opaque_callback,
+        user_data: *mut c_void,
+    ) -> fst_status;
+    pub fn fst_graph_evaluate_reference_with_opaque(
+        graph: *const fst_graph,
+        inputs: *const *const c_void,
+        ninputs: usize,
+        outputs: *const *mut c_void,
+        noutputs: usize,
+        callback: fst_opaque_callback,
+        user_data: *mut c_void,
     ) -> fst_status;
 }

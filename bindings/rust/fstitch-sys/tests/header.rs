@@ -411,6 +411,7 @@ fn every_type_has_its_rust_name() {
         Some("u64")
     );
     assert!(rust.type_aliases.contains_key("fst_log_callback"));
+    assert!(rust.type_aliases.contains_key("fst_opaque_callback"));
 }
 
 #[test]

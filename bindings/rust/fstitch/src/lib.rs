@@ -29,6 +29,12 @@
 //! builders record their first error on the graph, reported by [`Graph::output`] and by
 //! every call that consumes the graph (see [`Graph`]).
 //!
+//! Plans with opaque operations (the caller's matmuls, say) list their order in
+//! [`Fusion::steps`] and run through a closure: [`Fusion::run_with_opaque`] and
+//! [`Graph::evaluate_reference_with_opaque`] call it with an [`OpaqueCall`] for each
+//! opaque step; an `Err` or a panic in it stops the run with an [`Error`] naming the
+//! operation (a panic never unwinds into C).
+//!
 //! Thread safety follows fstitch.h: [`Context`], [`Fusion`] and [`Kernel`] are
 //! `Send + Sync`; a [`Graph`] is `Send` but not `Sync`.
 //!
@@ -45,6 +51,7 @@ mod error;
 mod fusion;
 mod graph;
 mod kernel;
+mod opaque;
 mod util;
 mod value;
 
@@ -62,6 +69,7 @@ pub use error::{Error, Result, Status};
 pub use fusion::{FuseOptions, Fusion, PlannedBytes};
 pub use graph::Graph;
 pub use kernel::{EstimatedBytes, Kernel, KernelParam, LaunchConfig};
+pub use opaque::{OpaqueCall, OpaqueOp, OpaqueOperand, OpaqueResult, OpaqueTensor, Step};
 pub use value::Value;
 
 /// Compile-time guarantees, checked by doctests that must fail to compile.

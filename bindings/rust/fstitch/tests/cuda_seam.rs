@@ -200,6 +200,85 @@ fn the_cuda_backend_through_the_stand_in_driver() {
     assert_eq!(unsafe { (fake.launch_count)() }, 1);
     let record = fake.launch(0);
     assert_eq!(&record.params[..args.len()], &args[..]);
-    drop(context);
     drop(fusion);
+
+    opaque_steps_on_the_cuda_backend(&context, &fake);
+    drop(context);
+}
+
+/// Runs with opaque operations on the CUDA backend: the closure comes between the launches
+/// in step order, with device pointers at the plan's locations, and refuses typed slices.
+fn opaque_steps_on_the_cuda_backend(context: &Context, fake: &FakeDriver) {
+    let graph = Graph::new(context).unwrap();
+    let x = graph.input("x", DType::F32, &[4, 8]);
+    let w = graph.input("w", DType::F32, &[8, 6]);
+    let h = graph.opaque("matmul", &[x * 0.5, w], DType::F32, &[4, 6]);
+    graph.output("y", h.tanh()).unwrap();
+    let fusion = graph.fuse(&FuseOptions::new()).unwrap();
+    drop(graph);
+    for kernel in fusion.kernels().unwrap() {
+        let name = CString::new(kernel.name().unwrap()).unwrap();
+        let count = kernel.param_count().unwrap() as c_int;
+        unsafe { (fake.set_param_count)(name.as_ptr(), count) };
+    }
+    let steps = fusion.steps().unwrap();
+    let op = fusion.opaque_op(0).unwrap();
+    let kernels_before = steps
+        .iter()
+        .position(|step| matches!(step, fstitch::Step::Opaque(_)))
+        .unwrap();
+    let inputs = [
+        0x50_0000usize as *const c_void,
+        0x60_0000usize as *const c_void,
+    ];
+    let outputs = [device_address(0x70_0000)];
+    let workspace = 0x80_0000usize;
+    let address = |kind: ParamKind, index: usize| match kind {
+        ParamKind::Input => inputs[index] as usize,
+        ParamKind::Output => outputs[index] as usize,
+        ParamKind::Workspace => workspace + index,
+        ParamKind::Constant => panic!("this graph has no tensor constants"),
+    };
+    unsafe { (fake.clear_records)() };
+    let mut calls = 0;
+    unsafe {
+        fusion.run_raw_with_opaque(
+            &inputs,
+            &outputs,
+            device_address(workspace),
+            ptr::null_mut(),
+            |call| {
+                calls += 1;
+                assert!(!call.is_host());
+                assert!(call.stream()?.is_null());
+                assert_eq!((fake.launch_count)(), kernels_before);
+                for (index, operand) in op.operands.iter().enumerate() {
+                    let data = call.operand(index)?.data as usize;
+                    assert_eq!(data, address(operand.kind, operand.index));
+                }
+                let result = call.result()?.data as usize;
+                assert_eq!(result, address(op.result.kind, op.result.index));
+                let refused = call.operand_slice::<f32>(0).unwrap_err();
+                assert_eq!(refused.status(), Status::InvalidArgument);
+                assert!(refused.message().contains("device memory"), "{refused}");
+                Ok(())
+            },
+        )
+    }
+    .unwrap();
+    assert_eq!(calls, 1);
+    assert_eq!(
+        unsafe { (fake.launch_count)() },
+        fusion.kernel_count().unwrap()
+    );
+    // Host buffers are refused before the library sees them.
+    let (xs, ws, mut ys) = ([0.0f32; 32], [0.0f32; 48], [0.0f32; 24]);
+    let error = fusion
+        .run_with_opaque(
+            &[(&xs).into(), (&ws).into()],
+            &mut [(&mut ys).into()],
+            |_| Ok(()),
+        )
+        .unwrap_err();
+    assert!(error.message().contains("run_raw_with_opaque"), "{error}");
 }
