@@ -358,6 +358,22 @@ FST_API fst_value fst_constant_f64(fst_graph* graph, fst_dtype dtype, double val
  */
 FST_API fst_value fst_constant_i64(fst_graph* graph, fst_dtype dtype, int64_t value);
 
+/**
+ * @brief A constant tensor of any shape from host data (rotary tables, position ids, masks):
+ *        planned like any other value, so it need not be a graph input.
+ * @param rank 0..::FST_MAX_RANK; @p dims may be NULL when @p rank is 0.
+ * @param data The elements, dense row-major in the storage format of @p dtype (f16 and bf16
+ *        as their 16-bit patterns, bool as one byte 0 or 1), copied before the call returns:
+ *        the caller keeps ownership. Graphs copied from this one, and fusions made from it,
+ *        share the copy.
+ * @param bytes Must equal the element count times fst_dtype_size(@p dtype).
+ * Errors: invalid argument (unknown dtype, NULL @p data, @p bytes not the tensor's size, a
+ * bool byte other than 0 or 1, naming the first), shape (rank too large, dims < 1, more than
+ * 2^62 bytes), out of memory. Thread safety as for every builder: one thread per graph.
+ */
+FST_API fst_value fst_constant_tensor(fst_graph* graph, fst_dtype dtype, size_t rank, const int64_t* dims,
+                                      const void* data, size_t bytes);
+
 /** Unary elementwise operations. */
 typedef enum fst_unary_op {
   FST_UNARY_NEG = 1,         /**< -x (wraps for integers). Not bool. */
@@ -787,7 +803,10 @@ FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* i
 typedef enum fst_param_kind {
   FST_PARAM_INPUT = 1,    /**< A graph input; the index is its input index. */
   FST_PARAM_OUTPUT = 2,   /**< A graph output; the index is its output index. */
-  FST_PARAM_WORKSPACE = 3 /**< An intermediate in the workspace; the index is its byte offset. */
+  FST_PARAM_WORKSPACE = 3, /**< An intermediate in the workspace; the index is its byte offset. */
+  /** A tensor constant (fst_constant_tensor()) in memory the fusion owns; the index is the
+      constant's index (fst_fusion_constant()). */
+  FST_PARAM_CONSTANT = 4
 } fst_param_kind;
 
 /** @brief The kernel's entry-point name in its source. @p out_name is owned by the fusion. */
@@ -858,7 +877,9 @@ FST_API fst_status fst_kernel_function(const fst_kernel* kernel, void** out_func
  *        operations, say), with the kernel's launch configuration and launch kind.
  * @param args One address per parameter in fst_kernel_param() order: device pointers on the
  *        CUDA backend (workspace parameters at the workspace base plus their offset), host
- *        pointers on the host backend.
+ *        pointers on the host backend. A ::FST_PARAM_CONSTANT parameter takes the constant's
+ *        data (fst_fusion_constant()): on the CUDA backend a device copy the caller uploads
+ *        and keeps alive, on the host backend the host pointer itself.
  * @param nargs Must equal fst_kernel_param_count().
  * @param stream A CUstream (NULL: the default stream) on the CUDA backend, where the call only
  *        queues the launch; the host backend ignores it and returns when the kernel is done.
@@ -889,6 +910,26 @@ typedef enum fst_step_kind {
   FST_STEP_KERNEL = 1, /**< Launch a kernel; the index is its kernel index (fst_fusion_kernel()). */
   FST_STEP_OPAQUE = 2  /**< Run an opaque operation; the index is its opaque index (fst_fusion_opaque()). */
 } fst_step_kind;
+
+/**
+ * @brief Number of tensor constants the plan reads (those of fst_constant_tensor() that an
+ *        output depends on): the ::FST_PARAM_CONSTANT indices are 0 to the count - 1.
+ * Errors: invalid argument (NULL). Thread-safe.
+ */
+FST_API fst_status fst_fusion_constant_count(const fst_fusion* fusion, size_t* out_count);
+
+/**
+ * @brief Tensor constant @p index of the plan (in graph order), for a framework that launches
+ *        kernels itself: its host data (owned by the fusion, read-only, valid while the fusion
+ *        lives; dense row-major in the storage format of its dtype), its size in bytes, and the
+ *        value it is in the graph the fusion was made from (for fst_graph_value_type()).
+ *        fst_fusion_run() needs none of this: it passes the fusion's own copies.
+ * @param out_value May be NULL.
+ * Errors: invalid argument (NULL, index out of range); outputs untouched on failure.
+ * Thread-safe.
+ */
+FST_API fst_status fst_fusion_constant(const fst_fusion* fusion, size_t index, const void** out_host_data,
+                                       size_t* out_bytes, fst_value* out_value);
 
 /** @brief Number of steps: every kernel and every opaque operation once. Errors: invalid argument. */
 FST_API fst_status fst_fusion_step_count(const fst_fusion* fusion, size_t* out_count);

@@ -12,6 +12,7 @@
 #include "codegen/prelude.hpp"
 #include "ir/verify.hpp"
 #include "jit/kernel_cache.hpp"
+#include "runtime/cuda/constants.hpp"
 #include "runtime/cuda/device.hpp"
 #include "runtime/cuda/kernel_image.hpp"
 #include "runtime/cuda/launch.hpp"
@@ -80,15 +81,16 @@ void launch_on_host(const fst_fusion& fusion, const fstitch::host::HostModule& m
 // Runs opaque step `index` through the caller's callback, with its buffers at the plan's
 // locations.
 void run_opaque_step(const fst_fusion& fusion, size_t index, const fstitch::api::OpaqueCallback& callback,
-                     const void* const* inputs, void* const* outputs, uintptr_t workspace, void* stream) {
+                     const void* const* inputs, void* const* outputs, uintptr_t workspace, void* stream,
+                     const void* const* constants) {
   const fstitch::OpaqueStep& step = fusion.plan.opaque_steps[index];
   fst_opaque_call call;
   call.graph = &fusion.graph;
   call.op = step.op;
   call.graph_serial = fusion.graph_serial->value();
   for (const fstitch::ValueLocation& at : step.operands)
-    call.operands.push_back(fstitch::runtime::location_address(at, inputs, outputs, workspace));
-  call.result = fstitch::runtime::location_address(step.result, inputs, outputs, workspace);
+    call.operands.push_back(fstitch::runtime::location_address(at, inputs, outputs, workspace, constants));
+  call.result = fstitch::runtime::location_address(step.result, inputs, outputs, workspace, constants);
   call.stream = stream;
   fstitch::api::invoke_opaque(callback, call);
 }
@@ -101,10 +103,11 @@ void run_on_host(const fst_fusion& fusion, const void* const* inputs, void* cons
   const auto space = reinterpret_cast<uintptr_t>(workspace);
   for (const fstitch::PlanStep& step : fusion.plan.steps) {
     if (step.kind == fstitch::StepKind::kOpaque) {
-      run_opaque_step(fusion, step.index, callback, inputs, outputs, space, nullptr);
+      run_opaque_step(fusion, step.index, callback, inputs, outputs, space, nullptr,
+                      fusion.host_constants.data());
       continue;
     }
-    args.pack(fusion.plan.kernels[step.index], inputs, outputs, space);
+    args.pack(fusion.plan.kernels[step.index], inputs, outputs, space, fusion.host_constants.data());
     launch_on_host(fusion, *module, step.index, args);
   }
 }
@@ -131,12 +134,13 @@ void run_on_cuda(const fst_fusion& fusion, const void* const* inputs, void* cons
     space = static_cast<uintptr_t>(owned->address());
   }
   fstitch::runtime::KernelArguments args;
+  const std::vector<const void*> constants = fusion.cuda_constants(scope.context());
   for (const fstitch::PlanStep& step : fusion.plan.steps) {
     if (step.kind == fstitch::StepKind::kOpaque) {
-      run_opaque_step(fusion, step.index, callback, inputs, outputs, space, stream);
+      run_opaque_step(fusion, step.index, callback, inputs, outputs, space, stream, constants.data());
       continue;
     }
-    args.pack(fusion.plan.kernels[step.index], inputs, outputs, space);
+    args.pack(fusion.plan.kernels[step.index], inputs, outputs, space, constants.data());
     launch_on_cuda(fusion, step.index, args, cu_stream);
   }
 }
@@ -223,6 +227,20 @@ const std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>>& fst_fusion::cud
   cuda_kernels_ = std::move(loaded);
   cuda_loaded_.store(true, std::memory_order_release);
   return cuda_kernels_;
+}
+
+std::vector<const void*> fst_fusion::cuda_constants(fstitch::cuda::CUcontext cuda_context) const {
+  if (plan.constants.empty()) return {};
+  {
+    std::lock_guard<std::mutex> lock(constants_mutex_);
+    if (!device_constants_) {
+      std::vector<fstitch::cuda::HostConstant> host;
+      for (size_t i = 0; i < plan.constants.size(); ++i)
+        host.push_back({host_constants[i], fstitch::value_bytes(graph, plan.constants[i])});
+      device_constants_ = std::make_unique<fstitch::cuda::DeviceConstants>(std::move(host));
+    }
+  }
+  return device_constants_->in_context(*context->device, cuda_context);
 }
 
 std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
@@ -340,6 +358,8 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
       fusion->host_source.kernels.push_back(std::move(kernel));
     }
     for (size_t i = 0; i < fusion->plan.kernels.size(); ++i) fusion->kernels.push_back({fusion.get(), i});
+    for (fstitch::ValueId c : fusion->plan.constants)
+      fusion->host_constants.push_back(fusion->graph.node(c).data->data());
     std::ostringstream info;
     info.imbue(std::locale::classic());
     info << "fused " << fusion->graph.size() << " values into " << fusion->plan.kernels.size()

@@ -94,6 +94,26 @@ FST_API fst_value fst_constant_i64(fst_graph* graph, fst_dtype dtype, int64_t va
                [&] { return fstitch::build_constant_i64(graph->graph, to_dtype(dtype, "dtype"), value); });
 }
 
+FST_API fst_value fst_constant_tensor(fst_graph* graph, fst_dtype dtype, size_t rank, const int64_t* dims,
+                                      const void* data, size_t bytes) {
+  return build(graph, __func__, [&] {
+    const DType type = to_dtype(dtype, "dtype");
+    const Dims shape = to_dims(rank, dims, "dims");
+    // The size first: the copy below reads exactly the bytes the tensor has.
+    fstitch::validate_value_size(type, shape, "tensor constant");
+    require_not_null(data, "data");
+    const uint64_t expected = fstitch::byte_size(type, shape);
+    if (bytes != expected) {
+      fail(StatusCode::kInvalidArgument, "bytes is " + std::to_string(bytes) + ", but a " +
+                                             fstitch::dtype_name(type) + fstitch::dims_to_string(shape) +
+                                             " tensor has " + std::to_string(expected));
+    }
+    const auto* first = static_cast<const uint8_t*>(data);
+    auto copy = std::make_shared<const std::vector<uint8_t>>(first, first + bytes);
+    return fstitch::build_tensor_constant(graph->graph, type, shape, std::move(copy));
+  });
+}
+
 FST_API fst_value fst_unary(fst_graph* graph, fst_unary_op op, fst_value x) {
   return build(graph, __func__, [&] {
     const int code = fstitch::api::enum_code(op);

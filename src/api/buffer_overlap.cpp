@@ -32,6 +32,8 @@ std::string name_of(const Graph& graph, const BufferUse& use, BufferNaming namin
       name = graph.outputs()[use.index].name;
       if (naming == BufferNaming::kRunArrays) return "outputs[" + index + "] (" + quoted(name) + ")";
       return "args[" + std::to_string(use.position) + "] (output " + index + " " + quoted(name) + ")";
+    case ParamKind::kConstant:
+      return "args[" + std::to_string(use.position) + "] (constant " + index + ")";
     case ParamKind::kWorkspace:
       if (naming == BufferNaming::kRunArrays) return "workspace";
       return "args[" + std::to_string(use.position) + "] (workspace+" + index + ")";

@@ -14,6 +14,7 @@
 #include "fstitch.h"
 #include "ir/graph.hpp"
 #include "plan/plan.hpp"
+#include "runtime/cuda/driver_api.hpp"
 #include "runtime/host/module_units.hpp"
 
 namespace fstitch {
@@ -25,7 +26,8 @@ class HostModule;
 }
 namespace cuda {
 class LoadedKernel;
-}
+class DeviceConstants;
+}  // namespace cuda
 }  // namespace fstitch
 
 struct fst_fuse_options {
@@ -47,6 +49,9 @@ struct fst_fusion {
   fstitch::host::HostModuleSource host_source;  // the prelude and each kernel: what the host backend compiles
   std::vector<std::string> kernel_sources;      // prelude + one kernel: what NVRTC compiles, one per kernel
   std::vector<fst_kernel> kernels;
+  // Where each of plan.constants is on the host: its data in `graph`, in index order
+  // (FST_PARAM_CONSTANT arguments on the host backend).
+  std::vector<const void*> host_constants;
 
   // NVRTC output of kernel `index` for plan.options.target_sm. The first request compiles
   // every kernel of the plan, in parallel.
@@ -56,6 +61,11 @@ struct fst_fusion {
   // Every kernel loaded into the context's CUDA driver (compiled first if need be), on
   // first request; later calls take no lock. Needs context->device.
   const std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>>& cuda_kernels() const;
+
+  // The device address of each of plan.constants in CUDA context `cuda_context` (current on
+  // this thread: a cuda::ContextScope), uploaded on the first request in each context and
+  // freed with the fusion. Needs context->device.
+  std::vector<const void*> cuda_constants(fstitch::cuda::CUcontext cuda_context) const;
 
   fst_fusion();
   ~fst_fusion();
@@ -67,4 +77,6 @@ struct fst_fusion {
   mutable std::mutex cuda_mutex_;  // held only while the kernels are loaded
   mutable std::atomic<bool> cuda_loaded_{false};
   mutable std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> cuda_kernels_;
+  mutable std::mutex constants_mutex_;  // held while device_constants_ is created
+  mutable std::unique_ptr<fstitch::cuda::DeviceConstants> device_constants_;
 };

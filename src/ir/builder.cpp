@@ -237,6 +237,10 @@ ValueType infer_operation_type(const Graph& g, const Node& n) {
       return infer_pad_type(g, n);
     case OpFamily::kTake:
       return infer_take_type(g, n);
+    case OpFamily::kTensor:
+      require_operand_count(n, 0);
+      validate_tensor_data(n.dtype, n.dims, n.data.get());
+      return {n.dtype, n.dims};
     case OpFamily::kOpaque:
       validate_opaque_name(n.name);
       validate_dims(n.dims, "opaque " + quote_name(n.name) + " output");
@@ -273,6 +277,15 @@ ValueId build_constant(Graph& g, DType dtype, Scalar value) {
   n.op = OpKind::kConstant;
   n.dtype = dtype;
   n.value = value;
+  return append_inferred(g, std::move(n));
+}
+
+ValueId build_tensor_constant(Graph& g, DType dtype, const Dims& dims, TensorData data) {
+  Node n;
+  n.op = OpKind::kTensor;
+  n.dtype = dtype;
+  n.dims = dims;
+  n.data = std::move(data);
   return append_inferred(g, std::move(n));
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/graph.hpp"
+#include "ir/tensor_data.hpp"
 
 namespace fstitch {
 
@@ -24,6 +25,8 @@ ValueId build_input(Graph& g, const std::string& name, DType dtype, const Dims& 
 ValueId build_constant(Graph& g, DType dtype, Scalar value);  // value already in dtype
 ValueId build_constant_f64(Graph& g, DType dtype, double value);
 ValueId build_constant_i64(Graph& g, DType dtype, int64_t value);
+// A constant tensor holding `data` (shared, not copied; see validate_tensor_data).
+ValueId build_tensor_constant(Graph& g, DType dtype, const Dims& dims, TensorData data);
 ValueId build_unary(Graph& g, OpKind op, ValueId x);
 // Inserts explicit broadcasts so both operands have the broadcast shape.
 ValueId build_binary(Graph& g, OpKind op, ValueId a, ValueId b);

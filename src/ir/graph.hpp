@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -32,6 +33,9 @@ struct Node {
   // pad: per axis, elements added before and after (>= 0)
   std::vector<int64_t> pad_low, pad_high;
   std::string name;  // input: input name; opaque: operation name
+  // tensor: the elements, dense row-major in the storage format of `dtype`. Shared and never
+  // modified, so copying a graph does not copy constant data.
+  std::shared_ptr<const std::vector<uint8_t>> data;
 };
 
 struct GraphOutput {

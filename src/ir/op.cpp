@@ -33,6 +33,7 @@ const OpInfo kOps[] = {
     {OpKind::kConcat, "concat", DTypeRule::kAny, OpFamily::kConcat},
     {OpKind::kPad, "pad", DTypeRule::kAny, OpFamily::kPad},
     {OpKind::kTake, "take", DTypeRule::kAny, OpFamily::kTake},
+    {OpKind::kTensor, "tensor", DTypeRule::kAny, OpFamily::kTensor},
 };
 
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(kOpCount), "op table incomplete");

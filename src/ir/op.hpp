@@ -72,7 +72,8 @@ namespace fstitch {
   X(kSlice, "slice", DTypeRule::kAny)         \
   X(kConcat, "concat", DTypeRule::kAny)       \
   X(kPad, "pad", DTypeRule::kAny)             \
-  X(kTake, "take", DTypeRule::kAny)
+  X(kTake, "take", DTypeRule::kAny)           \
+  X(kTensor, "tensor", DTypeRule::kAny)
 
 // Which operand dtypes an operation accepts.
 enum class DTypeRule : uint8_t {
@@ -105,7 +106,8 @@ enum class OpFamily : uint8_t {
   kSlice,  // data movement: every element comes from one operand element (or a pad value)
   kConcat,
   kPad,
-  kTake
+  kTake,
+  kTensor  // a constant tensor from host data (Node::data)
 };
 
 constexpr int kOpCount = static_cast<int>(OpKind::kCount);

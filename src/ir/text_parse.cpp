@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/builder.hpp"
+#include "ir/tensor_data.hpp"
 #include "ir/text.hpp"
 #include "support/error.hpp"
 #include "support/quote.hpp"
@@ -336,8 +337,12 @@ struct Statement {
   OpKind op = OpKind::kInput;
   Position op_at;
   std::vector<ValueId> operands;
-  std::string name;           // input and opaque
-  Token literal;              // constant; pad: the pad value
+  std::string name;  // input and opaque
+  Token literal;     // constant; pad: the pad value
+  // tensor: the element tokens, at elements[0], elements[2], ... (commas between them) in the
+  // line's token vector, which outlives the statement.
+  const Token* elements = nullptr;
+  size_t element_count = 0;
   std::vector<int64_t> list;  // axes or perm
   // slice: start, stop, step; pad: low, high
   std::unordered_map<std::string_view, std::vector<int64_t>> lists;
@@ -461,6 +466,9 @@ class Parser {
         s.literal = c.next();
         break;
       }
+      case OpFamily::kTensor:
+        tensor_elements(c, s);
+        break;
       case OpFamily::kOpaque:
         s.name = c.expect(TokenKind::kString, "the opaque operation's name in double quotes").text;
         c.expect_punct('(', "'(' and the operand list");
@@ -500,6 +508,26 @@ class Parser {
         operands(c, s, 1);
         break;
     }
+  }
+
+  // '[' (element (',' element)*)? ']' -- the elements are read once the type is known.
+  void tensor_elements(LineCursor& c, Statement& s) {
+    c.expect_punct('[', "'[' and the tensor's elements");
+    auto element = [&] {
+      const Token& token = c.peek();
+      if (token.kind != TokenKind::kNumber && token.kind != TokenKind::kWord) c.expected("a tensor element");
+      c.next();
+      if (s.elements == nullptr) s.elements = &token;
+      ++s.element_count;
+    };
+    if (!c.at_punct(']')) {
+      element();
+      while (c.at_punct(',')) {
+        c.next();
+        element();
+      }
+    }
+    c.expect_punct(']', "',' or ']' in the tensor's elements");
   }
 
   void operands(LineCursor& c, Statement& s, size_t count) {
@@ -609,6 +637,7 @@ class Parser {
   ValueId build(const Statement& s, size_t line) {
     // Constants are converted outside the builder guard: their errors point at the literal.
     if (op_family(s.op) == OpFamily::kConstant) return build_literal(s, line);
+    if (op_family(s.op) == OpFamily::kTensor) return build_tensor_literal(s, line);
     const Scalar pad = op_family(s.op) == OpFamily::kPad ? pad_value(s, s.operands[0]) : Scalar{};
     try {
       return build_operation(s, pad);
@@ -651,6 +680,7 @@ class Parser {
       case OpFamily::kPad:
         return build_pad(graph_, x[0], s.lists.at("low"), s.lists.at("high"), pad);
       case OpFamily::kConstant:
+      case OpFamily::kTensor:
         break;
     }
     fail(StatusCode::kInternal, "constant reached the operation builder");
@@ -702,6 +732,37 @@ class Parser {
                           std::to_string(integer_max(dtype)) + ")");
     }
     return scalar_from_i64(value, dtype);
+  }
+
+  // The type comes from the annotation; each element's error points at the element.
+  ValueId build_tensor_literal(const Statement& s, size_t line) {
+    const DType dtype = s.type.dtype;
+    try {
+      validate_value_size(dtype, s.type.dims, "tensor constant");
+    } catch (const Error& e) {
+      fail_at(e.code(), s.type.at, e.what());
+    }
+    const auto expected = static_cast<uint64_t>(element_count(s.type.dims));
+    if (expected != s.element_count) {
+      fail_at(StatusCode::kShape, s.type.at,
+              "tensor has " + std::to_string(s.element_count) + " element(s), but its type " +
+                  dtype_name(dtype) + dims_to_string(s.type.dims) + " has " + std::to_string(expected));
+    }
+    const size_t size = dtype_size(dtype);
+    auto data = std::make_shared<std::vector<uint8_t>>(s.element_count * size);
+    for (size_t k = 0; k < s.element_count; ++k) {
+      const Token& token = s.elements[2 * k];
+      if (!parse_element_text(token.text, dtype, data->data() + k * size)) {
+        parse_error({line, token.column}, "expected a tensor element of dtype " +
+                                              std::string(dtype_name(dtype)) + " (" + element_syntax(dtype) +
+                                              "), found " + describe(token));
+      }
+    }
+    try {
+      return build_tensor_constant(graph_, dtype, s.type.dims, std::move(data));
+    } catch (const Error& e) {
+      fail_at(e.code(), s.op_at, e.what());
+    }
   }
 
   // The annotation states the result type; where the builder inferred it, they must agree.

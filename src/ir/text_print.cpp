@@ -1,6 +1,7 @@
 // print_graph: one line per value in id order, then one line per output.
 #include <string>
 
+#include "ir/tensor_data.hpp"
 #include "ir/text.hpp"
 #include "support/number_text.hpp"
 
@@ -31,6 +32,20 @@ std::string constant_literal(const Node& node) {
   return std::to_string(node.value.i);
 }
 
+// "[e0, e1, ...]" in row-major order (append_element_text); linear in the element count.
+std::string tensor_literal(const Node& node) {
+  const size_t size = dtype_size(node.dtype);
+  const std::vector<uint8_t>& data = *node.data;
+  std::string text = "[";
+  text.reserve(data.size() / size * (2 * size + 4) + 2);
+  for (size_t offset = 0; offset < data.size(); offset += size) {
+    if (offset > 0) text += ", ";
+    append_element_text(text, node.dtype, data.data() + offset);
+  }
+  text += "]";
+  return text;
+}
+
 std::string operand_list(const std::vector<ValueId>& operands) {
   std::string text;
   for (size_t i = 0; i < operands.size(); ++i) {
@@ -47,6 +62,8 @@ std::string node_arguments(const Node& node) {
       return " \"" + node.name + "\"";
     case OpFamily::kConstant:
       return " " + constant_literal(node);
+    case OpFamily::kTensor:
+      return " " + tensor_literal(node);
     case OpFamily::kOpaque:
       return " \"" + node.name + "\" (" + operand_list(node.operands) + ")";
     case OpFamily::kIota:

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "plan/constants.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
 #include "plan/scratch.hpp"
@@ -255,7 +256,7 @@ PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchP
     if (in.graph_output[i]) continue;  // an output is stored by a kernel of its own
     bool sources_only = true;
     for (ValueId op : node.operands) {
-      const bool source = graph.node(op).op == OpKind::kInput || in.inlined[static_cast<size_t>(op)];
+      const bool source = in_memory_before_run(graph, op) || in.inlined[static_cast<size_t>(op)];
       sources_only = sources_only && source;
     }
     switch (op_family(node.op)) {
@@ -294,7 +295,7 @@ bool is_fusable(const PlanInputs& in, ValueId id) {
   if (in.inlined[static_cast<size_t>(id)]) return false;
   if (!in.view_root.empty() && in.view_root[static_cast<size_t>(id)] >= 0) return false;
   OpKind op = in.graph->node(id).op;
-  return op != OpKind::kInput && op != OpKind::kConstant && op != OpKind::kOpaque;
+  return op != OpKind::kInput && op != OpKind::kConstant && op != OpKind::kTensor && op != OpKind::kOpaque;
 }
 
 bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out,

@@ -32,6 +32,7 @@ OpClass classify(const Graph& graph, ValueId id) {
   switch (op_family(n.op)) {
     case OpFamily::kInput:
     case OpFamily::kConstant:
+    case OpFamily::kTensor:
     case OpFamily::kIota:
       return OpClass::kSource;
     case OpFamily::kOpaque:

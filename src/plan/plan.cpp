@@ -9,6 +9,7 @@
 #include <queue>
 #include <sstream>
 
+#include "plan/constants.hpp"
 #include "plan/explore.hpp"
 #include "plan/in_place.hpp"
 #include "plan/op_class.hpp"
@@ -143,11 +144,13 @@ uint64_t lower_bound_bytes(const Graph& graph, const PlanInputs& in, const Stora
   std::vector<bool> copied(graph.size(), false);  // an output holding r needs a kernel to copy r
   for (size_t j = 0; j < graph.outputs().size(); ++j) {
     const ValueId r = storage.of(graph.outputs()[j].value);
-    if (graph.node(r).op == OpKind::kInput || (is_opaque(r) && opaque_home(r) != j))
+    if (in_memory_before_run(graph, r) || (is_opaque(r) && opaque_home(r) != j))
       copied[static_cast<size_t>(r)] = true;
   }
   uint64_t bytes = 0;
-  for (ValueId v : graph.inputs()) {
+  std::vector<ValueId> sources = graph.inputs();
+  for (ValueId c : plan_constants(graph, in.live)) sources.push_back(c);  // read like inputs
+  for (ValueId v : sources) {
     if (in.live[static_cast<size_t>(v)] && (copied[static_cast<size_t>(v)] || read_by_regions(v)))
       bytes = add_traffic(bytes, value_bytes(graph, v));
   }
@@ -165,13 +168,27 @@ uint64_t lower_bound_bytes(const Graph& graph, const PlanInputs& in, const Stora
     if (copied[i] || read_by_regions(v)) bytes = add_traffic(bytes, value_bytes(graph, v));
     for (ValueId operand : graph.node(v).operands) {
       const ValueId r = storage.of(operand);
-      const Node& source = graph.node(r);
-      if (source.op == OpKind::kInput || is_opaque(r) || written[static_cast<size_t>(r)]) continue;
+      if (in_memory_before_run(graph, r) || is_opaque(r) || written[static_cast<size_t>(r)]) continue;
       written[static_cast<size_t>(r)] = true;
       bytes = add_traffic(bytes, value_bytes(graph, r));
     }
   }
   return bytes;
+}
+
+// "input 0", "output 1", "workspace+256", "constant 2".
+std::string location_text(const ValueLocation& l) {
+  switch (l.kind) {
+    case ParamKind::kInput:
+      return "input " + std::to_string(l.index);
+    case ParamKind::kOutput:
+      return "output " + std::to_string(l.index);
+    case ParamKind::kConstant:
+      return "constant " + std::to_string(l.index);
+    case ParamKind::kWorkspace:
+      break;
+  }
+  return "workspace+" + std::to_string(l.index);
 }
 
 std::string seconds_text(double s) {
@@ -194,6 +211,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   in.register_cap = options.register_cap;
   in.shared_budget = options.shared_budget;
   const Storage storage(graph, in);
+  plan.constants = plan_constants(graph, in.live);
 
   std::vector<std::vector<ValueId>> groups = explore_fusion(in, ExploreOptions{});
 
@@ -209,7 +227,8 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   std::vector<bool> copied(graph.size(), false);
   for (const GraphOutput& out : graph.outputs()) {
     OpKind op = graph.node(out.value).op;
-    if ((op == OpKind::kInput || op == OpKind::kConstant) && !copied[static_cast<size_t>(out.value)]) {
+    const bool in_memory = in_memory_before_run(graph, out.value);
+    if ((in_memory || op == OpKind::kConstant) && !copied[static_cast<size_t>(out.value)]) {
       copied[static_cast<size_t>(out.value)] = true;
       specs.push_back(copy_spec(in, out.value, in.output_count[static_cast<size_t>(out.value)]));
     }
@@ -367,6 +386,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   // the first output viewing it, or its workspace slot.
   auto home = [&](ValueId r) -> ValueLocation {
     if (input_index.count(r)) return {ParamKind::kInput, input_index[r]};
+    if (auto c = constant_index(plan.constants, r)) return {ParamKind::kConstant, *c};
     if (output_indices.count(r)) return {ParamKind::kOutput, output_indices[r].front()};
     if (auto j = storage.view_home(r)) return {ParamKind::kOutput, *j};
     const auto slot = workspace_offset.find(r);
@@ -374,8 +394,8 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     return {ParamKind::kWorkspace, slot == workspace_offset.end() ? size_t{0} : slot->second};
   };
   auto require_home = [&](ValueId r) {
-    if (!input_index.count(r) && !output_indices.count(r) && !storage.view_home(r) &&
-        !workspace_offset.count(r))
+    if (!input_index.count(r) && !constant_index(plan.constants, r) && !output_indices.count(r) &&
+        !storage.view_home(r) && !workspace_offset.count(r))
       fail(StatusCode::kInternal, "no buffer holds %" + std::to_string(r) + ", which a later step reads");
     return home(r);
   };
@@ -474,9 +494,7 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
   out << "global bytes: planned " << plan.planned_bytes << ", lower bound " << plan.lower_bound_bytes
       << "; estimated time " << seconds_text(plan.est_seconds) << "\n";
   auto param_text = [&](const KernelParam& p) {
-    std::string where = p.kind == ParamKind::kInput    ? "input " + std::to_string(p.index)
-                        : p.kind == ParamKind::kOutput ? "output " + std::to_string(p.index)
-                                                       : "workspace+" + std::to_string(p.index);
+    std::string where = location_text({p.kind, p.index});
     const Node& n = graph.node(p.value);
     return "%" + std::to_string(p.value) + " " + dtype_name(n.dtype) + dims_to_string(n.dims) + " (" + where +
            ")";
@@ -543,11 +561,7 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
   }
   // The order a run follows, with where each opaque operation reads and writes.
   if (!plan.opaque_ops.empty()) {
-    auto at = [](const ValueLocation& l) {
-      return l.kind == ParamKind::kInput    ? "input " + std::to_string(l.index)
-             : l.kind == ParamKind::kOutput ? "output " + std::to_string(l.index)
-                                            : "workspace+" + std::to_string(l.index);
-    };
+    auto at = location_text;
     out << "\nsteps:\n";
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const PlanStep& step = plan.steps[i];

@@ -11,7 +11,8 @@
 
 namespace fstitch {
 
-enum class ParamKind : uint8_t { kInput = 1, kOutput = 2, kWorkspace = 3 };  // = fst_param_kind
+// = fst_param_kind. kConstant: a tensor constant, in memory the fusion owns (plan/constants.hpp).
+enum class ParamKind : uint8_t { kInput = 1, kOutput = 2, kWorkspace = 3, kConstant = 4 };
 
 // Whether a kernel parameter may point to the same memory as another parameter of the
 // kernel: an output updating an input in place (plan/in_place.hpp). The generated code
@@ -20,7 +21,7 @@ enum class ParamAliasing : uint8_t { kRestrict, kMayAlias };
 
 struct KernelParam {
   ParamKind kind;
-  size_t index;   // input index, output index or workspace byte offset
+  size_t index;   // input index, output index, workspace byte offset or constant index
   ValueId value;  // the graph value behind the pointer
   bool written;   // the kernel stores to it
   ParamAliasing aliasing = ParamAliasing::kRestrict;
@@ -46,7 +47,7 @@ struct PlannedKernel {
 // Where a value lives in global memory while a plan runs.
 struct ValueLocation {
   ParamKind kind;
-  size_t index;  // input index, output index or workspace byte offset
+  size_t index;  // input index, output index, workspace byte offset or constant index
 };
 
 // One step of a run: launch a kernel, or run an opaque operation (the caller's).
@@ -83,6 +84,9 @@ struct FusionPlan {
   ArchParams arch;
   std::vector<PlannedKernel> kernels;
   std::vector<Boundary> boundaries;
+  // The tensor constants the plan reads, in graph order (plan/constants.hpp): parameters of
+  // kind kConstant index this list.
+  std::vector<ValueId> constants;
   std::vector<ValueId> opaque_ops;                  // operations left to the caller, run between kernels
   std::map<ValueId, size_t> opaque_result_offsets;  // workspace byte offset of each opaque result
   std::vector<OpaqueStep> opaque_steps;             // parallel to opaque_ops

@@ -67,6 +67,7 @@ std::vector<PlanStep> order_steps(const Graph& graph, const FusionPlan& plan) {
 void check_steps(const Graph& graph, const FusionPlan& plan, const std::vector<PlanStep>& steps) {
   std::vector<bool> exists(graph.size(), false);
   for (ValueId v : graph.inputs()) exists[static_cast<size_t>(v)] = true;
+  for (ValueId v : plan.constants) exists[static_cast<size_t>(v)] = true;
   std::vector<bool> kernel_done(plan.kernels.size(), false), opaque_done(plan.opaque_ops.size(), false);
   auto require = [&](const PlanStep& step, ValueId v) {
     if (exists[static_cast<size_t>(storage_of(plan, v))]) return;

@@ -41,7 +41,7 @@ std::vector<ValueId> find_view_roots(const Graph& graph, const PlanInputs& in) {
     const ValueId r = root[static_cast<size_t>(base)] >= 0 ? root[static_cast<size_t>(base)] : base;
     const OpKind root_op = graph.node(r).op;
     if (in.inlined[static_cast<size_t>(r)] || root_op == OpKind::kConstant) continue;
-    if (in.graph_output[i] && root_op == OpKind::kInput) continue;
+    if (in.graph_output[i] && (root_op == OpKind::kInput || root_op == OpKind::kTensor)) continue;
     root[i] = r;
   }
   return root;

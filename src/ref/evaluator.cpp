@@ -226,6 +226,8 @@ class Evaluator {
         return load_input(node, input_buffer, id);
       case OpFamily::kConstant:
         return constant_tensor(node);
+      case OpFamily::kTensor:
+        return load_input(node, node.data->data(), id);
       case OpFamily::kUnary:
         return ref::eval_unary(node.op, operand(node, 0));
       case OpFamily::kBinary:

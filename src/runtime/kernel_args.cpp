@@ -3,12 +3,14 @@
 namespace fstitch::runtime {
 
 void* location_address(const ValueLocation& location, const void* const* inputs, void* const* outputs,
-                       uintptr_t workspace) {
+                       uintptr_t workspace, const void* const* constants) {
   switch (location.kind) {
     case ParamKind::kInput:
       return const_cast<void*>(inputs[location.index]);
     case ParamKind::kOutput:
       return outputs[location.index];
+    case ParamKind::kConstant:
+      return const_cast<void*>(constants[location.index]);
     case ParamKind::kWorkspace:
       break;
   }
@@ -16,11 +18,11 @@ void* location_address(const ValueLocation& location, const void* const* inputs,
 }
 
 void KernelArguments::pack(const PlannedKernel& kernel, const void* const* inputs, void* const* outputs,
-                           uintptr_t workspace) {
+                           uintptr_t workspace, const void* const* constants) {
   addresses_.resize(kernel.params.size());
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const KernelParam& p = kernel.params[i];
-    addresses_[i] = location_address({p.kind, p.index}, inputs, outputs, workspace);
+    addresses_[i] = location_address({p.kind, p.index}, inputs, outputs, workspace, constants);
   }
   link();
 }

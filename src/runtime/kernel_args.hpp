@@ -1,6 +1,6 @@
 // The arguments of one planned kernel's launch: the address behind each parameter (a graph
-// input, a graph output or a workspace offset), and the array of pointers to them that
-// cuLaunchKernel and the host backend's launch take. Shared by both runtimes.
+// input, a graph output, a workspace offset or one of the fusion's constants), and the array of pointers to
+// them that cuLaunchKernel and the host backend's launch take. Shared by both runtimes.
 #pragma once
 
 #include <cstdint>
@@ -12,14 +12,16 @@ namespace fstitch::runtime {
 
 // The address of a value at `location` in a run's buffers (see KernelArguments::pack).
 void* location_address(const ValueLocation& location, const void* const* inputs, void* const* outputs,
-                       uintptr_t workspace);
+                       uintptr_t workspace, const void* const* constants);
 
 class KernelArguments {
  public:
   // Fills the arguments of `kernel` from the run's buffers; `workspace` is the base address
-  // of the workspace (host or device) or 0 when the plan has none. Reuses its storage.
-  void pack(const PlannedKernel& kernel, const void* const* inputs, void* const* outputs,
-            uintptr_t workspace);
+  // of the workspace (host or device) or 0 when the plan has none; constants[i] is where the
+  // plan's constant i is (FusionPlan::constants: host data or its device copy). Reuses its
+  // storage.
+  void pack(const PlannedKernel& kernel, const void* const* inputs, void* const* outputs, uintptr_t workspace,
+            const void* const* constants);
   // Takes the addresses as given, one per parameter (fst_kernel_launch).
   void assign(const void* const* addresses, size_t count);
 

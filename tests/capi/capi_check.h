@@ -87,5 +87,6 @@ void test_fusion(void);
 void test_sizes(void);
 void test_aliasing(void);
 void test_opaque_steps(void);
+void test_tensor_constants(void);
 
 #endif /* FSTITCH_CAPI_CHECK_H */

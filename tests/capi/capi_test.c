@@ -175,6 +175,7 @@ int main(void) {
     test_aliasing();
     test_opaque_steps();
     test_movement();
+    test_tensor_constants();
     fst_graph_destroy(other);
   }
   fst_context_destroy(capi_context);

@@ -50,19 +50,21 @@ PlannedKernel kernel_with(std::vector<KernelParam> params) {
 }
 
 TEST(KernelArguments, PackPointsEachParameterAtItsBuffer) {
-  int in0 = 0, in1 = 0, out0 = 0, out1 = 0;
+  int in0 = 0, in1 = 0, out0 = 0, out1 = 0, c0 = 0, c1 = 0;
   const void* inputs[2] = {&in0, &in1};
   void* outputs[2] = {&out0, &out1};
+  const void* constants[2] = {&c0, &c1};
   const uintptr_t workspace = 0x7f0000100000;
   const PlannedKernel k = kernel_with({{ParamKind::kInput, 1, 4, false},
+                                       {ParamKind::kConstant, 1, 5, false},
                                        {ParamKind::kWorkspace, 256, 9, false},
                                        {ParamKind::kInput, 0, 2, false},
                                        {ParamKind::kOutput, 1, 12, true},
                                        {ParamKind::kWorkspace, 0, 10, true}});
   runtime::KernelArguments args;
-  args.pack(k, inputs, outputs, workspace);
-  const std::vector<void*> expected = {&in1, reinterpret_cast<void*>(workspace + 256), &in0, &out1,
-                                       reinterpret_cast<void*>(workspace)};
+  args.pack(k, inputs, outputs, workspace, constants);
+  const std::vector<void*> expected = {&in1, &c1,   reinterpret_cast<void*>(workspace + 256),
+                                       &in0, &out1, reinterpret_cast<void*>(workspace)};
   ASSERT_EQ(args.addresses(), expected);
   for (size_t i = 0; i < expected.size(); ++i) {
     // kernelParams[i] points at the i-th pointer value.
@@ -70,7 +72,7 @@ TEST(KernelArguments, PackPointsEachParameterAtItsBuffer) {
   }
 
   // Reused for a kernel with fewer parameters: nothing of the first is left.
-  args.pack(kernel_with({{ParamKind::kOutput, 0, 3, true}}), inputs, outputs, workspace);
+  args.pack(kernel_with({{ParamKind::kOutput, 0, 3, true}}), inputs, outputs, workspace, constants);
   ASSERT_EQ(args.addresses().size(), 1u);
   EXPECT_EQ(*static_cast<void**>(args.params()[0]), static_cast<void*>(&out0));
 }

@@ -96,7 +96,8 @@ std::string CudaRunner::run(const jit::CompiledModule& module, const std::vector
                                                           device_->info().compute_capability(), target_sm()))
                 .first;
       }
-      args.pack(k, in_ptrs.data(), out_ptrs.data(), reinterpret_cast<uintptr_t>(space.data()));
+      // The random graphs have no tensor constants: no kernel has a constant parameter.
+      args.pack(k, in_ptrs.data(), out_ptrs.data(), reinterpret_cast<uintptr_t>(space.data()), nullptr);
       cuda::launch_kernel(*device_, *found->second, cuda::launch_config(k, device_->info()), nullptr,
                           args.params());
     }

@@ -252,7 +252,8 @@ std::string launch_on_host(const Prepared& p, const host::HostModule& module, Gr
   for (GuardedBuffer& b : outputs) outs.push_back(b.data());
   runtime::KernelArguments args;
   for (const PlannedKernel& k : p.kernels) {
-    args.pack(k, inputs.data(), outs.data(), reinterpret_cast<uintptr_t>(workspace.data()));
+    // The random graphs have no tensor constants: no kernel has a constant parameter.
+    args.pack(k, inputs.data(), outs.data(), reinterpret_cast<uintptr_t>(workspace.data()), nullptr);
     try {
       module.launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
                     host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, 0, args.params(), launch);

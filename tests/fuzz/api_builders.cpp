@@ -147,6 +147,7 @@ void ApiProgram::call_constant(int slot) {
                                     9.2233720368547758e18};
   static const int64_t kIntegers[] = {0,   1,   -1,        127,       128,       -129,
                                       255, 256, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN};
+  if (in_.chance(32)) return call_constant_tensor(slot);
   const fst_dtype dtype = pick_dtype();
   Expectation expect;
   if (!is_dtype(dtype)) expect.fault(FST_ERROR_INVALID_ARGUMENT);
@@ -159,6 +160,44 @@ void ApiProgram::call_constant(int slot) {
     FST_FUZZ_BUILD(built, slot, "fst_constant_i64", expect, (ValueType{dtype, {}}),
                    fst_constant_i64(graph, dtype, value));
   }
+}
+
+// A tensor constant from a buffer of at most kTensorBufferBytes: the byte count is the
+// tensor's size when it fits (sometimes another count), the data sometimes NULL, and bool
+// data sometimes holds a byte other than 0 or 1.
+void ApiProgram::call_constant_tensor(int slot) {
+  [[maybe_unused]] fst_value built = FST_VALUE_INVALID;
+  constexpr size_t kTensorBufferBytes = 4096;
+  static unsigned char data[kTensorBufferBytes];
+  const fst_dtype dtype = pick_dtype();
+  DimList dims = pick_dims(slot);
+  const size_t rank = pick_rank(dims);
+  const bool null_dims = in_.chance(kDimsMayBeNull);
+  const bool null_data = in_.chance(8);
+  Expectation expect;
+  if (!is_dtype(dtype)) expect.fault(FST_ERROR_INVALID_ARGUMENT);
+  const StatusSet faults = dims_faults(rank, dims, null_dims);
+  expect.fault(faults);
+  uint64_t size = is_dtype(dtype) ? fst_dtype_size(dtype) : 0;
+  bool fits = size > 0 && faults.empty();
+  for (size_t d = 0; fits && d < rank; ++d) {
+    fits = !__builtin_mul_overflow(size, static_cast<uint64_t>(dims[d]), &size) && size <= kTensorBufferBytes;
+  }
+  size_t bytes = fits ? static_cast<size_t>(size) : kTensorBufferBytes;
+  if (in_.chance(8)) bytes = in_.below(kTensorBufferBytes + 1);
+  if (!fits || bytes != size || null_data) expect.fault(FST_ERROR_INVALID_ARGUMENT);
+  const bool bad_bool = dtype == FST_BOOL && in_.chance(16);
+  for (size_t k = 0; k < bytes; ++k) {
+    const auto byte = static_cast<unsigned char>(k < 64 ? in_.bits(8) : k * 131);
+    data[k] = dtype == FST_BOOL && !bad_bool ? byte & 1 : byte;
+  }
+  if (bad_bool && bytes > 0) {
+    data[0] = 2;
+    expect.fault(FST_ERROR_INVALID_ARGUMENT);
+  }
+  FST_FUZZ_BUILD(built, slot, "fst_constant_tensor", expect, (ValueType{dtype, dims}),
+                 fst_constant_tensor(graph, dtype, rank, null_dims ? nullptr : dims.data(),
+                                     null_data ? nullptr : data, bytes));
 }
 
 void ApiProgram::call_unary(int slot) {

@@ -339,6 +339,8 @@ void ApiProgram::call_fusion_run(const FusionSlot& f) {
       break;
   }
   clear_last_error();
+  // Bad arguments are refused before anything else, also for a plan with opaque operations
+  // (which a plain run then refuses as unsupported).
   check_status("fst_fusion_run",
                fst_fusion_run(in_.chance(8) ? nullptr : f.fusion, inputs, ninputs, outputs, noutputs, nullptr,
                               nullptr),

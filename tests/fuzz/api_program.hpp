@@ -96,6 +96,7 @@ class ApiProgram {
   // Builders (api_builders.cpp).
   void call_input(int slot);
   void call_constant(int slot);
+  void call_constant_tensor(int slot);
   void call_unary(int slot);
   void call_binary(int slot);
   void call_select(int slot);

@@ -251,7 +251,9 @@ void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t 
                 " block " + std::to_string(block[0]) + "x" + std::to_string(block[1]) + "x" +
                 std::to_string(block[2]));
     }
-    size_t params = 0;
+    size_t params = 0, constants = 0;
+    check_status("fst_fusion_constant_count", fst_fusion_constant_count(fusion, &constants),
+                 Expectation::succeed());
     check_status("fst_kernel_param_count", fst_kernel_param_count(kernel, &params), Expectation::succeed());
     for (size_t p = 0; p < params; ++p) {
       fst_param_kind kind{};
@@ -261,7 +263,8 @@ void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t 
                    Expectation::succeed());
       const bool in_range = (kind == FST_PARAM_INPUT && index < graph_inputs) ||
                             (kind == FST_PARAM_OUTPUT && index < graph_outputs) ||
-                            (kind == FST_PARAM_WORKSPACE && index < workspace);
+                            (kind == FST_PARAM_WORKSPACE && index < workspace) ||
+                            (kind == FST_PARAM_CONSTANT && index < constants);
       if (!in_range || value == FST_VALUE_INVALID) {
         violation("kernel " + std::string(name) + " parameter " + std::to_string(p) + " has kind " +
                   std::to_string(static_cast<int>(kind)) + " and index " + std::to_string(index) +

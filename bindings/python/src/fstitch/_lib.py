@@ -147,6 +147,7 @@ ENUMS: dict[str, dict[str, int]] = {
         "FST_PARAM_INPUT": 1,
         "FST_PARAM_OUTPUT": 2,
         "FST_PARAM_WORKSPACE": 3,
+        "FST_PARAM_CONSTANT": 4,
     },
     "fst_launch_kind": {
         "FST_LAUNCH_REGULAR": 0,
@@ -253,6 +254,10 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
     "fst_input": (fst_value, [GraphP, c_char_p, c_enum, c_size_t, POINTER(c_int64)]),
     "fst_constant_f64": (fst_value, [GraphP, c_enum, c_double]),
     "fst_constant_i64": (fst_value, [GraphP, c_enum, c_int64]),
+    "fst_constant_tensor": (
+        fst_value,
+        [GraphP, c_enum, c_size_t, POINTER(c_int64), c_void_p, c_size_t],
+    ),
     "fst_unary": (fst_value, [GraphP, c_enum, fst_value]),
     "fst_binary": (fst_value, [GraphP, c_enum, fst_value, fst_value]),
     "fst_select": (fst_value, [GraphP, fst_value, fst_value, fst_value]),
@@ -311,6 +316,11 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
     "fst_fusion_kernel_count": (c_enum, [FusionP, POINTER(c_size_t)]),
     "fst_fusion_kernel": (c_enum, [FusionP, c_size_t, POINTER(KernelP)]),
     "fst_fusion_workspace_size": (c_enum, [FusionP, POINTER(c_size_t)]),
+    "fst_fusion_constant_count": (c_enum, [FusionP, POINTER(c_size_t)]),
+    "fst_fusion_constant": (
+        c_enum,
+        [FusionP, c_size_t, POINTER(c_void_p), POINTER(c_size_t), POINTER(fst_value)],
+    ),
     "fst_fusion_planned_bytes": (c_enum, [FusionP, POINTER(c_uint64), POINTER(c_uint64)]),
     "fst_fusion_dump": (c_enum, [FusionP, POINTER(c_char_p)]),
     "fst_fusion_run": (

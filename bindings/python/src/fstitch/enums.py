@@ -44,6 +44,7 @@ class ParamKind(str, enum.Enum):
     INPUT = "input"
     OUTPUT = "output"
     WORKSPACE = "workspace"
+    CONSTANT = "constant"
 
     def __str__(self) -> str:
         return self.value

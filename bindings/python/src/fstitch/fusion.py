@@ -32,8 +32,9 @@ class Param(NamedTuple):
     """One pointer parameter of a kernel.
 
     Attributes:
-        kind: input, output or workspace.
-        index: the input or output index, or the byte offset in the workspace.
+        kind: input, output, workspace or constant.
+        index: the input or output index, the byte offset in the workspace, or the index of
+            the constant in :attr:`Fusion.constants`.
         handle: the C ``fst_value`` behind it, valid for the graph the fusion came from.
         value: that value as a :class:`Value` while the graph is alive and open, else None.
     """
@@ -153,6 +154,28 @@ class Fusion(OwnedHandle):
             return decode(text.value)
         finally:
             lib.fst_string_free(text)
+
+    @property
+    def constants(self) -> list[bytes]:
+        """The tensor constants the plan reads, in ``constant`` parameter index order: a copy
+        of each one's data (row-major, in its dtype's storage format), for a framework that
+        launches the kernels itself and uploads the constants."""
+        count = ctypes.c_size_t()
+        check(self._call("fst_fusion_constant_count", ctypes.byref(count)))
+        out = []
+        for index in range(count.value):
+            data = ctypes.c_void_p()
+            size = ctypes.c_size_t()
+            check(self._call("fst_fusion_constant", index, ctypes.byref(data), ctypes.byref(size), None))
+            out.append(ctypes.string_at(data.value, size.value))
+        return out
+
+    def _constant_address(self, index: int) -> int:
+        """Where the fusion keeps constant `index` on the host."""
+        data = ctypes.c_void_p()
+        size = ctypes.c_size_t()
+        check(self._call("fst_fusion_constant", index, ctypes.byref(data), ctypes.byref(size), None))
+        return int(data.value or 0)
 
     @property
     def workspace_size(self) -> int:
@@ -385,6 +408,9 @@ class Kernel:
         Input and output parameters take arrays (numpy on host, device arrays on CUDA),
         checked like run()'s, or raw addresses (ints); workspace parameters take the
         address of the workspace base plus their offset (an int) or an array there.
+        Constant parameters take None on the host backend (the fusion's own copy of the
+        data) or an address; on CUDA a device copy of :attr:`Fusion.constants` the caller
+        uploaded.
         On CUDA the call only queues the launch on `stream`.
         """
         from .run import launch_kernel

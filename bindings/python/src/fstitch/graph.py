@@ -18,7 +18,7 @@ from ._args import as_int, as_ints, as_name
 from ._call import check, decode
 from ._handle import OwnedHandle
 from .context import Context
-from .dtypes import DType, as_dtype
+from .dtypes import DType, accepts, as_dtype, to_bf16_bits
 from .errors import Error, Status, api, located, raised_in
 from .ops import BINARY, REDUCE
 from .specs import TensorSpec
@@ -34,6 +34,23 @@ _INTEGER_RANGES = {
     DType.I64: (-(2**63), 2**63 - 1),
     DType.U8: (0, 2**8 - 1),
 }
+
+
+def _tensor_array(data: Any, dtype: DType) -> np.ndarray:
+    """`data` as a numpy array holding `dtype`'s storage format (see Graph.constant_tensor)."""
+    if isinstance(data, np.ndarray):
+        if not accepts(dtype, data.dtype):
+            raise Error(
+                Status.INVALID_ARGUMENT,
+                f"data has numpy dtype {data.dtype}; a {dtype.value} constant needs {dtype.numpy}",
+            )
+        return data
+    if dtype is DType.BF16:
+        return to_bf16_bits(data)
+    try:
+        return np.asarray(data, dtype=dtype.numpy)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise Error(Status.INVALID_ARGUMENT, f"data is not an array of {dtype.value}: {error}") from None
 
 
 def _dims_array(dims: Sequence[int]) -> Any:
@@ -235,6 +252,43 @@ class Graph(OwnedHandle):
     def constant(self, value: Any, dtype: Any) -> Value:
         """A scalar constant of `dtype`; it broadcasts against any shape."""
         return self._constant(value, as_dtype(dtype))
+
+    @api("Graph.constant_tensor")
+    def constant_tensor(self, data: Any, dtype: Any, shape: Any = None) -> Value:
+        """A constant tensor of `dtype` from host data, copied now (rotary tables, masks...).
+
+        `data` is a numpy array (or anything numpy.asarray takes: nested lists, scalars) or a
+        bytes-like object (bytes, bytearray, memoryview) holding the elements row-major in
+        the storage format of `dtype`. An array must already have the numpy dtype of `dtype`
+        (bf16: uint16 bit patterns or ml_dtypes.bfloat16) -- nothing is converted silently;
+        other objects are converted to it. `shape` defaults to the array's shape and is
+        required for bytes; an array with the same element count is read row-major in
+        `shape`. bool data must be 0 or 1.
+        """
+        target = as_dtype(dtype)
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            if shape is None:
+                raise Error(Status.INVALID_ARGUMENT, "shape is required when data is bytes")
+            dims = as_ints(shape, "shape")
+            raw = bytes(memoryview(data).cast("B"))
+        else:
+            array = _tensor_array(data, target)
+            dims = tuple(array.shape) if shape is None else as_ints(shape, "shape")
+            if shape is not None and math.prod(dims) != array.size:
+                raise Error(
+                    Status.SHAPE,
+                    f"data has {array.size} element(s); shape {tuple(dims)} has {math.prod(dims)}",
+                )
+            raw = np.ascontiguousarray(array).tobytes()
+        buffer = ctypes.create_string_buffer(raw, len(raw)) if raw else None
+        return self._build(
+            "fst_constant_tensor",
+            target.code,
+            len(dims),
+            _dims_array(dims),
+            ctypes.cast(buffer, ctypes.c_void_p) if buffer is not None else None,
+            len(raw),
+        )
 
     @api("Graph.iota")
     def iota(self, dtype: Any, shape: Any, axis: int = 0) -> Value:

@@ -303,6 +303,15 @@ def launch_kernel(kernel: Any, args: list[Any], stream: Any) -> None:
                 raise Error(Status.INVALID_ARGUMENT, f"{what} address is NULL")
             addresses[i] = arg
             continue
+        if param.kind is ParamKind.CONSTANT and arg is None:
+            if on_cuda:
+                raise Error(
+                    Status.INVALID_ARGUMENT,
+                    f"{what}: on the CUDA backend pass a device copy of Fusion.constants"
+                    f"[{param.index}] (None takes the fusion's host copy on the host backend)",
+                )
+            addresses[i] = fusion._constant_address(param.index)
+            continue
         described = _param_spec(fusion, param.kind, param.index)
         if on_cuda:
             device_items.append((i, what, arg, described))

@@ -280,6 +280,8 @@ pub const FST_PARAM_INPUT: fst_param_kind = 1;
 pub const FST_PARAM_OUTPUT: fst_param_kind = 2;
 /// An intermediate in the workspace; the index is its byte offset.
 pub const FST_PARAM_WORKSPACE: fst_param_kind = 3;
+/// A tensor constant in memory the fusion owns; the index is the constant's index.
+pub const FST_PARAM_CONSTANT: fst_param_kind = 4;
 
 /// How a kernel must be launched (`enum fst_launch_kind`).
 pub type fst_launch_kind = c_int;
@@ -396,6 +398,14 @@ extern "C" {
     ) -> fst_value;
     pub fn fst_constant_f64(graph: *mut fst_graph, dtype: fst_dtype, value: c_double) -> fst_value;
     pub fn fst_constant_i64(graph: *mut fst_graph, dtype: fst_dtype, value: i64) -> fst_value;
+    pub fn fst_constant_tensor(
+        graph: *mut fst_graph,
+        dtype: fst_dtype,
+        rank: usize,
+        dims: *const i64,
+        data: *const c_void,
+        bytes: usize,
+    ) -> fst_value;
     pub fn fst_unary(graph: *mut fst_graph, op: fst_unary_op, x: fst_value) -> fst_value;
     pub fn fst_binary(
         graph: *mut fst_graph,
@@ -576,6 +586,17 @@ extern "C" {
     pub fn fst_fusion_workspace_size(
         fusion: *const fst_fusion,
         out_bytes: *mut usize,
+    ) -> fst_status;
+    pub fn fst_fusion_constant_count(
+        fusion: *const fst_fusion,
+        out_count: *mut usize,
+    ) -> fst_status;
+    pub fn fst_fusion_constant(
+        fusion: *const fst_fusion,
+        index: usize,
+        out_host_data: *mut *const c_void,
+        out_bytes: *mut usize,
+        out_value: *mut fst_value,
     ) -> fst_status;
     pub fn fst_fusion_planned_bytes(
         fusion: *const fst_fusion,

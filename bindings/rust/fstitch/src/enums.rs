@@ -266,6 +266,9 @@ c_enum! {
         Output = sys::FST_PARAM_OUTPUT,
         /// An intermediate in the workspace; the index is its byte offset.
         Workspace = sys::FST_PARAM_WORKSPACE,
+        /// A tensor constant the fusion owns; the index is its index in
+        /// [`Fusion::constants`](crate::Fusion::constants).
+        Constant = sys::FST_PARAM_CONSTANT,
     }
 }
 

@@ -206,6 +206,34 @@ impl Fusion {
         Ok(bytes)
     }
 
+    /// The tensor constants the plan reads, in `ParamKind::Constant` index order: each one's
+    /// data (row-major, in its dtype's storage format), owned by the fusion. A framework that
+    /// launches the kernels itself uploads these (CUDA) or passes their addresses (host).
+    pub fn constants(&self) -> Result<Vec<&[u8]>> {
+        let mut count = 0;
+        // SAFETY: a live fusion and a valid out pointer.
+        check(unsafe { sys::fst_fusion_constant_count(self.as_raw(), &mut count) })?;
+        (0..count)
+            .map(|index| {
+                let mut data: *const std::ffi::c_void = std::ptr::null();
+                let mut bytes = 0;
+                // SAFETY: a live fusion, an index in range and valid out pointers.
+                check(unsafe {
+                    sys::fst_fusion_constant(
+                        self.as_raw(),
+                        index,
+                        &mut data,
+                        &mut bytes,
+                        std::ptr::null_mut(),
+                    )
+                })?;
+                // SAFETY: the fusion owns `bytes` bytes at `data` for as long as it lives, and
+                // never changes them.
+                Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), bytes) })
+            })
+            .collect()
+    }
+
     /// Global-memory bytes the plan moves, and their lower bound.
     pub fn planned_bytes(&self) -> Result<PlannedBytes> {
         let (mut planned, mut lower_bound) = (0, 0);

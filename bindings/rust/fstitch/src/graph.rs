@@ -8,6 +8,7 @@ use fstitch_sys as sys;
 
 use crate::buffer::{check_buffers, HostSlice, HostSliceMut, TensorSpec};
 use crate::context::Context;
+use crate::element::Element;
 use crate::enums::{from_c, BinaryOp, DType, ReduceOp, UnaryOp};
 use crate::error::{check, Error, Result, Status};
 use crate::fusion::{FuseOptions, Fusion};
@@ -184,6 +185,36 @@ impl Graph {
     pub fn constant_i64(&self, dtype: DType, value: i64) -> Value<'_> {
         // SAFETY: a live graph.
         self.build(|g| unsafe { sys::fst_constant_i64(g, dtype.to_raw(), value) })
+    }
+
+    /// A constant tensor of `T`'s dtype and `dims` from `data` (row-major; copied now): the
+    /// rotary tables, position ids or masks a model carries, planned like any other value.
+    /// `data.len()` must be the element count of `dims` ([`Status::InvalidArgument`]
+    /// otherwise).
+    pub fn constant_tensor<T: Element>(&self, data: &[T], dims: &[i64]) -> Value<'_> {
+        // SAFETY: T is laid out as fstitch stores T::DTYPE (Element is sealed), so the slice's
+        // bytes are the elements in their storage format; a Rust bool is 0 or 1.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
+        };
+        self.constant_tensor_bytes(T::DTYPE, dims, bytes)
+    }
+
+    /// A constant tensor from raw bytes in the storage format of `dtype` (f16/bf16 bit
+    /// patterns, bool one byte 0 or 1), copied now; `bytes.len()` must be the tensor's size.
+    pub fn constant_tensor_bytes(&self, dtype: DType, dims: &[i64], bytes: &[u8]) -> Value<'_> {
+        // SAFETY: a live graph, dims.len() dims and bytes.len() readable bytes (the library
+        // checks the length before reading; a dangling pointer of an empty slice is never read).
+        self.build(|g| unsafe {
+            sys::fst_constant_tensor(
+                g,
+                dtype.to_raw(),
+                dims.len(),
+                dims.as_ptr(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+            )
+        })
     }
 
     /// A unary elementwise operation.

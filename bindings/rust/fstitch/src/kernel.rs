@@ -25,9 +25,10 @@ pub struct LaunchConfig {
 /// What one kernel parameter points to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelParam {
-    /// A graph input, a graph output or a workspace buffer.
+    /// A graph input, a graph output, a workspace buffer or a tensor constant.
     pub kind: ParamKind,
-    /// The input or output index, or the byte offset in the workspace.
+    /// The input or output index, the byte offset in the workspace, or the constant's
+    /// index in [`crate::Fusion::constants`].
     pub index: usize,
     /// The graph value behind the parameter, comparable with [`crate::Value::raw`] of the
     /// graph the fusion was made from.

@@ -35,9 +35,9 @@ pub enum Step<'f> {
 /// Where an operand or the result of an opaque operation lives when its step runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpaqueTensor<'f> {
-    /// A graph input, a graph output or the workspace.
+    /// A graph input, a graph output, the workspace or a tensor constant the fusion owns.
     pub kind: ParamKind,
-    /// The input or output index, or the byte offset in the workspace.
+    /// The input or output index, the byte offset in the workspace, or the constant index.
     pub index: usize,
     /// The element type.
     pub dtype: DType,

@@ -169,6 +169,7 @@ fn the_cuda_backend_through_the_stand_in_driver() {
                 ParamKind::Input => inputs[param.index].cast_mut(),
                 ParamKind::Output => outputs[param.index],
                 ParamKind::Workspace => continue,
+                ParamKind::Constant => panic!("this graph has no tensor constants"),
             };
             assert_eq!(
                 record.params[position],
@@ -192,6 +193,7 @@ fn the_cuda_backend_through_the_stand_in_driver() {
             ParamKind::Input => inputs[param.index].cast_mut(),
             ParamKind::Output => outputs[param.index],
             ParamKind::Workspace => device_address(workspace + param.index),
+            ParamKind::Constant => panic!("this graph has no tensor constants"),
         })
         .collect();
     unsafe { kernel.launch(&args, ptr::null_mut()) }.unwrap();
@@ -235,6 +237,7 @@ fn opaque_steps_on_the_cuda_backend(context: &Context, fake: &FakeDriver) {
         ParamKind::Input => inputs[index] as usize,
         ParamKind::Output => outputs[index] as usize,
         ParamKind::Workspace => workspace + index,
+        ParamKind::Constant => panic!("this graph has no tensor constants"),
     };
     unsafe { (fake.clear_records)() };
     let mut calls = 0;

@@ -98,6 +98,7 @@ fn kernels_describe_themselves() {
                     assert_eq!(param.value, graph.output_value(param.index).unwrap().raw());
                 }
                 ParamKind::Workspace => assert!(param.index < workspace),
+                ParamKind::Constant => panic!("this graph has no tensor constants"),
             }
         }
         let error = kernel.function().unwrap_err();
@@ -175,6 +176,7 @@ fn launching_kernels_one_by_one_matches_a_run() {
                 ParamKind::Input => inputs[param.index],
                 ParamKind::Output => outputs[param.index],
                 ParamKind::Workspace => unsafe { base.add(param.index).cast() },
+                ParamKind::Constant => panic!("this graph has no tensor constants"),
             })
             .collect();
         unsafe { kernel.launch(&args, std::ptr::null_mut()) }.unwrap();
