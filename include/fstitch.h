@@ -801,8 +801,8 @@ FST_API fst_status fst_fusion_run(const fst_fusion* fusion, const void* const* i
 
 /** What a kernel parameter points to. */
 typedef enum fst_param_kind {
-  FST_PARAM_INPUT = 1,    /**< A graph input; the index is its input index. */
-  FST_PARAM_OUTPUT = 2,   /**< A graph output; the index is its output index. */
+  FST_PARAM_INPUT = 1,     /**< A graph input; the index is its input index. */
+  FST_PARAM_OUTPUT = 2,    /**< A graph output; the index is its output index. */
   FST_PARAM_WORKSPACE = 3, /**< An intermediate in the workspace; the index is its byte offset. */
   /** A tensor constant (fst_constant_tensor()) in memory the fusion owns; the index is the
       constant's index (fst_fusion_constant()). */

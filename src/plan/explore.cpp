@@ -78,11 +78,15 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
       more = false;
       // Producer into its only consumer kernel. A user outside every kernel (an opaque
       // operation, run by the caller) is a path that may come back into the consumer
-      // (`y = a + opaque(a)`), so then the merge needs the cycle check after all.
+      // (`y = a + opaque(a)`), so then the merge needs the cycle check after all. A producer
+      // with several consumer kernels (a value a norm reads and a residual add far later)
+      // tries each of a few of them, with the cycle check: its values still leave for the
+      // others.
+      constexpr size_t kConsumersTried = 4;
+      std::vector<int> consumers;
       for (size_t a = 0; a < kernels.size(); ++a) {
         if (!ok[a]) continue;
-        int consumer = -1;
-        bool single = true;
+        consumers.clear();
         bool leaves_kernels = false;
         for (ValueId v : kernels[a]) {
           for (ValueId u : in.users[static_cast<size_t>(v)]) {
@@ -92,13 +96,20 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
               leaves_kernels = true;
               continue;
             }
-            if (consumer >= 0 && consumer != k) single = false;
-            consumer = k;
+            if (std::find(consumers.begin(), consumers.end(), k) == consumers.end()) consumers.push_back(k);
           }
         }
-        if (consumer < 0 || !single || !ok[static_cast<size_t>(consumer)]) continue;
-        const size_t c = static_cast<size_t>(consumer);
-        if (try_merge(std::min(a, c), std::max(a, c), leaves_kernels)) more = true;
+        const bool single = consumers.size() == 1;
+        std::sort(consumers.begin(), consumers.end());
+        if (consumers.size() > kConsumersTried) consumers.resize(kConsumersTried);
+        for (int consumer : consumers) {
+          if (!ok[static_cast<size_t>(consumer)]) continue;
+          const size_t c = static_cast<size_t>(consumer);
+          if (try_merge(std::min(a, c), std::max(a, c), leaves_kernels || !single)) {
+            more = true;
+            break;
+          }
+        }
       }
     }
   };

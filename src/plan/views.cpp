@@ -31,7 +31,8 @@ std::vector<ValueId> find_view_roots(const Graph& graph, const PlanInputs& in) {
       needs_memory = needs_memory || graph.node(u).op == OpKind::kOpaque;
       only_views = only_views && wanted[static_cast<size_t>(u)];
     }
-    wanted[i] = needs_memory || only_views;
+    // With one operation per kernel everything is in memory: a view is never worth a kernel.
+    wanted[i] = needs_memory || only_views || in.policy == FusionPolicy::kNone;
   }
   // Then, in id order, each wanted view whose root is in memory becomes free.
   std::vector<ValueId> root(n, -1);

@@ -17,7 +17,8 @@ bool is_view_op(const Graph& graph, ValueId v);
 
 // Per value, the root whose buffer it reads when it is a free view, else -1. A view is free
 // when it must be in memory (an opaque operation reads it, or it is an output) or all its
-// users are free views, and its root is in memory anyway (an input, an opaque result, or a
+// users are free views (under policy none: always, as every value is then in memory), and
+// its root is in memory anyway (an input, an opaque result, or a
 // value a kernel computes; never an inlined value). An output that views a graph input or
 // a scalar constant is not free: it needs a buffer of its own, so a kernel copies it.
 // Needs in.live, in.users, in.graph_output and in.inlined.

@@ -76,7 +76,7 @@ void CudaRunner::begin_batch() {
 
 std::string CudaRunner::run(const jit::CompiledModule& module, const std::vector<PlannedKernel>& kernels,
                             std::vector<GuardedSpan>& inputs, std::vector<GuardedSpan>& outputs,
-                            GuardedSpan& workspace) {
+                            GuardedSpan& workspace, const std::vector<GuardedSpan>& constants) {
   try {
     std::vector<std::unique_ptr<DeviceSpan>> in, out;
     for (const GuardedSpan& s : inputs) in.push_back(std::make_unique<DeviceSpan>(*device_, s));
@@ -86,6 +86,10 @@ std::string CudaRunner::run(const jit::CompiledModule& module, const std::vector
     std::vector<void*> out_ptrs;
     for (auto& s : in) in_ptrs.push_back(s->data());
     for (auto& s : out) out_ptrs.push_back(s->data());
+    std::vector<std::unique_ptr<DeviceSpan>> uploaded;
+    std::vector<const void*> constant_ptrs;
+    for (const GuardedSpan& s : constants) uploaded.push_back(std::make_unique<DeviceSpan>(*device_, s));
+    for (auto& s : uploaded) constant_ptrs.push_back(static_cast<const DeviceSpan&>(*s).data());
     runtime::KernelArguments args;
     for (const PlannedKernel& k : kernels) {
       auto found = loaded_.find(k.name);
@@ -96,8 +100,8 @@ std::string CudaRunner::run(const jit::CompiledModule& module, const std::vector
                                                           device_->info().compute_capability(), target_sm()))
                 .first;
       }
-      // The random graphs have no tensor constants: no kernel has a constant parameter.
-      args.pack(k, in_ptrs.data(), out_ptrs.data(), reinterpret_cast<uintptr_t>(space.data()), nullptr);
+      args.pack(k, in_ptrs.data(), out_ptrs.data(), reinterpret_cast<uintptr_t>(space.data()),
+                constant_ptrs.data());
       cuda::launch_kernel(*device_, *found->second, cuda::launch_config(k, device_->info()), nullptr,
                           args.params());
     }

@@ -43,8 +43,8 @@ class CudaRunner {
   // their parameters, waits, and copies every span back. Returns what went wrong ("" when
   // every launch succeeded).
   std::string run(const jit::CompiledModule& module, const std::vector<PlannedKernel>& kernels,
-                  std::vector<GuardedSpan>& inputs, std::vector<GuardedSpan>& outputs,
-                  GuardedSpan& workspace);
+                  std::vector<GuardedSpan>& inputs, std::vector<GuardedSpan>& outputs, GuardedSpan& workspace,
+                  const std::vector<GuardedSpan>& constants);
 
  private:
   std::shared_ptr<cuda::Device> device_;

@@ -250,10 +250,12 @@ std::string launch_on_host(const Prepared& p, const host::HostModule& module, Gr
   std::vector<void*> outs;
   for (GuardedBuffer& b : data.inputs) inputs.push_back(b.data());
   for (GuardedBuffer& b : outputs) outs.push_back(b.data());
+  // Tensor constants: the graph's own data, as the host backend of the library passes it.
+  std::vector<const void*> constants;
+  for (ValueId c : p.plan.constants) constants.push_back(p.c->graph->node(c).data->data());
   runtime::KernelArguments args;
   for (const PlannedKernel& k : p.kernels) {
-    // The random graphs have no tensor constants: no kernel has a constant parameter.
-    args.pack(k, inputs.data(), outs.data(), reinterpret_cast<uintptr_t>(workspace.data()), nullptr);
+    args.pack(k, inputs.data(), outs.data(), reinterpret_cast<uintptr_t>(workspace.data()), constants.data());
     try {
       module.launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
                     host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, 0, args.params(), launch);
@@ -276,7 +278,12 @@ std::string launch_on_cuda(const Prepared& p, const Compiled& compiled, GraphDat
   for (GuardedBuffer& b : data.inputs) in.push_back(b.span());
   for (GuardedBuffer& b : outputs) out.push_back(b.span());
   GuardedSpan space = workspace.span();
-  return cuda_runner().run(module, p.kernels, in, out, space);
+  std::vector<GuardedSpan> constants;  // read-only: uploaded, never copied back
+  for (ValueId c : p.plan.constants) {
+    const std::vector<uint8_t>& bytes = *p.c->graph->node(c).data;
+    constants.push_back({const_cast<unsigned char*>(bytes.data()), bytes.size(), 0});
+  }
+  return cuda_runner().run(module, p.kernels, in, out, space, constants);
 }
 
 // Runs the plan once; returns what went wrong (empty when all outputs match).
