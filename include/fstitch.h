@@ -43,7 +43,7 @@ extern "C" {
 /** Major version of the library (source compatibility). */
 #define FST_VERSION_MAJOR 0
 /** Minor version of the library. */
-#define FST_VERSION_MINOR 2
+#define FST_VERSION_MINOR 3
 /** Patch version of the library. */
 #define FST_VERSION_PATCH 0
 /** The version as one number: major * 10000 + minor * 100 + patch. */

@@ -47,7 +47,7 @@ esac
 [ -f "$prefix/include/fstitch.h" ] || fail "include/fstitch.h is not installed"
 extra_headers=$(find "$prefix/include" -type f ! -name fstitch.h -print)
 [ -z "$extra_headers" ] || fail "internal files installed under include/: $extra_headers"
-# The file carries the ABI major with the minor and patch: libfstitch.so.1.2.0 for 0.2.0.
+# The file carries the ABI major with the minor and patch: libfstitch.so.1.3.0 for 0.3.0.
 file_version=$abi.${version#*.}
 [ -f "$libdir/libfstitch.so.$file_version" ] && [ ! -L "$libdir/libfstitch.so.$file_version" ] ||
   fail "$libdir/libfstitch.so.$file_version is not a regular file"

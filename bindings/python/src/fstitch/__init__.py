@@ -66,7 +66,7 @@ globals().update(UNARY_FUNCTIONS)  # fstitch.exp(x), fstitch.rsqrt(x), ...
 
 
 def library_version() -> str:
-    """The version of the loaded libfstitch, e.g. "0.2.0" (loads it if needed)."""
+    """The version of the loaded libfstitch, e.g. "0.3.0" (loads it if needed)."""
     return decode(_lib.library().fst_version_string())
 
 

@@ -123,7 +123,7 @@ pub fn version_number() -> u32 {
     unsafe { sys::fst_version_number() }
 }
 
-/// The version of the loaded library as text, e.g. `"0.2.0"`.
+/// The version of the loaded library as text, e.g. `"0.3.0"`.
 pub fn version_string() -> &'static str {
     // SAFETY: a static NUL-terminated string owned by the library.
     unsafe { CStr::from_ptr(sys::fst_version_string()) }
