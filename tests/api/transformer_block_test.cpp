@@ -81,11 +81,13 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, float* out) {
       double top = -1e300, total = 0;
       for (int64_t s = 0; s <= t; ++s) {
         double dot = 0;
-        for (int64_t d = 0; d < D; ++d) dot += static_cast<double>(q.data[(t * H + h) * D + d]) * k.data[(s * H + h) * D + d];
+        for (int64_t d = 0; d < D; ++d)
+          dot += static_cast<double>(q.data[(t * H + h) * D + d]) * k.data[(s * H + h) * D + d];
         w[static_cast<size_t>(s)] = dot / std::sqrt(static_cast<double>(D));
         top = std::max(top, w[static_cast<size_t>(s)]);
       }
-      for (int64_t s = 0; s <= t; ++s) total += w[static_cast<size_t>(s)] = std::exp(w[static_cast<size_t>(s)] - top);
+      for (int64_t s = 0; s <= t; ++s)
+        total += w[static_cast<size_t>(s)] = std::exp(w[static_cast<size_t>(s)] - top);
       for (int64_t d = 0; d < D; ++d) {
         double acc = 0;
         for (int64_t s = 0; s <= t; ++s) acc += w[static_cast<size_t>(s)] * v.data[(s * H + h) * D + d];
@@ -102,7 +104,8 @@ fst_status run_opaque(const fst_opaque_call* call, void* user_data) {
   fst_dtype dtype;
   size_t rank;
   const int64_t* dims;
-  if (fst_opaque_call_name(call, &name) != FST_OK || fst_opaque_call_result(call, &result, &dtype, &rank, &dims) != FST_OK)
+  if (fst_opaque_call_name(call, &name) != FST_OK ||
+      fst_opaque_call_result(call, &result, &dtype, &rank, &dims) != FST_OK)
     return FST_ERROR_INTERNAL;
   if (std::strcmp(name, "matmul") == 0) {
     matmul(operand(call, 0), operand(call, 1), static_cast<float*>(result));
@@ -129,7 +132,8 @@ class Builder {
     return fst_input(g_, name, dtype, dims.size(), dims.data());
   }
   fst_value constant(const std::vector<float>& data, std::vector<int64_t> dims) {
-    return fst_constant_tensor(g_, FST_F32, dims.size(), dims.data(), data.data(), data.size() * sizeof(float));
+    return fst_constant_tensor(g_, FST_F32, dims.size(), dims.data(), data.data(),
+                               data.size() * sizeof(float));
   }
   fst_value scalar(double v) { return fst_constant_f64(g_, FST_F32, v); }
   fst_value add(fst_value a, fst_value b) { return fst_binary(g_, FST_BINARY_ADD, a, b); }
@@ -139,7 +143,9 @@ class Builder {
     const int64_t dims[2] = {m, n};
     return fst_opaque(g_, "matmul", 2, operands, FST_F32, 2, dims);
   }
-  fst_value reshape(fst_value x, std::vector<int64_t> dims) { return fst_reshape(g_, x, dims.size(), dims.data()); }
+  fst_value reshape(fst_value x, std::vector<int64_t> dims) {
+    return fst_reshape(g_, x, dims.size(), dims.data());
+  }
   fst_value rms_norm(fst_value x, fst_value gain) {
     const int64_t axis[1] = {-1};
     fst_value ms = fst_reduce(g_, FST_REDUCE_MEAN, mul(x, x), 1, axis, 1);
@@ -187,11 +193,15 @@ Block build_block(fst_context* ctx) {
   const fst_value g2 = g.input("g2", FST_F32, {kModel});
   const fst_value wgu = g.input("wgu", FST_F32, {kModel, 2 * kFfn});
   const fst_value wdown = g.input("wdown", FST_F32, {kFfn, kModel});
-  b.float_inputs = {random_floats(kModel, 1, 2.0f),         random_floats(kModel * 3 * kModel, 2, 0.25f),
-                    random_floats(kModel * kModel, 3, 0.25f), random_floats(kModel, 4, 2.0f),
-                    random_floats(kModel * 2 * kFfn, 5, 0.25f), random_floats(kFfn * kModel, 6, 0.2f)};
+  b.float_inputs = {random_floats(kModel, 1, 2.0f),
+                    random_floats(kModel * 3 * kModel, 2, 0.25f),
+                    random_floats(kModel * kModel, 3, 0.25f),
+                    random_floats(kModel, 4, 2.0f),
+                    random_floats(kModel * 2 * kFfn, 5, 0.25f),
+                    random_floats(kFfn * kModel, 6, 0.2f)};
   b.token_ids.resize(kTokens);
-  for (int64_t t = 0; t < kTokens; ++t) b.token_ids[static_cast<size_t>(t)] = static_cast<int32_t>((t * 7 + 2) % kVocab);
+  for (int64_t t = 0; t < kTokens; ++t)
+    b.token_ids[static_cast<size_t>(t)] = static_cast<int32_t>((t * 7 + 2) % kVocab);
 
   const fst_value x = fst_take(raw, g.constant(embedding, {kVocab, kModel}), ids, 0);  // [T, D]
   const fst_value qkv = g.matmul(g.rms_norm(x, g1), wqkv, kTokens, 3 * kModel);
@@ -280,8 +290,8 @@ TEST(TransformerBlock, RunsEndToEndThroughTheCallbackAndMatchesTheReference) {
     std::fill(got.begin(), got.end(), NAN);
     void* got_ptr[1] = {got.data()};
     calls = 0;
-    ASSERT_EQ(fst_fusion_run_with_opaque(fusion.get(), inputs.data(), inputs.size(), got_ptr, 1, nullptr, nullptr,
-                                         run_opaque, &calls),
+    ASSERT_EQ(fst_fusion_run_with_opaque(fusion.get(), inputs.data(), inputs.size(), got_ptr, 1, nullptr,
+                                         nullptr, run_opaque, &calls),
               FST_OK)
         << fst_last_error_message();
     EXPECT_EQ(calls, 5);

@@ -236,5 +236,35 @@ output "y" = %6
   }
 }
 
+// y = x + mm(rmsnorm(x)): the norm's input also feeds the residual add after the opaque
+// operation, so its kernel has two consumer kernels; the norm is still one kernel.
+TEST(OpaqueOrder, ANormWhoseInputAResidualReadsLaterIsOneKernel) {
+  const Graph g = parse_graph(R"(fstitch.graph 1
+%0 = input "x" : f32[8,64]
+%1 = input "g" : f32[64]
+%2 = exp %0 : f32[8,64]
+%3 = mul %2, %2 : f32[8,64]
+%4 = reduce_mean %3 axes=[1] keepdims=true : f32[8,1]
+%5 = constant 1e-6 : f32
+%6 = broadcast %5 : f32[8,1]
+%7 = add %4, %6 : f32[8,1]
+%8 = rsqrt %7 : f32[8,1]
+%9 = broadcast %8 : f32[8,64]
+%10 = mul %2, %9 : f32[8,64]
+%11 = broadcast %1 : f32[8,64]
+%12 = mul %10, %11 : f32[8,64]
+%13 = opaque "mm" (%12) : f32[8,64]
+%14 = add %2, %13 : f32[8,64]
+output "y" = %14
+)");
+  const FusionPlan p = plan(g, FusionPolicy::kStitch);
+  expect_executable(g, p);
+  // The norm (with exp) before the operation, the residual add after it.
+  EXPECT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);
+  for (const PlannedKernel& k : p.kernels) {
+    if (k.spec.is_member(4)) EXPECT_TRUE(k.spec.is_member(12)) << dump_plan(g, p);
+  }
+}
+
 }  // namespace
 }  // namespace fstitch
