@@ -142,7 +142,7 @@ class _StubLibrary:
         self.fst_version_number = _StubFunction(version)
 
 
-@pytest.mark.parametrize("version", [10200, 100, 1])
+@pytest.mark.parametrize("version", [10300, 200, 100, 1])
 def test_other_versions_are_refused(version):
     with pytest.raises(fstitch.Error) as caught:
         _lib._check_version(_StubLibrary(version), "/some/libfstitch.so.1")
@@ -151,14 +151,14 @@ def test_other_versions_are_refused(version):
     assert f"{version // 10000}.{version // 100 % 100}.{version % 100}" in caught.value.message
 
 
-@pytest.mark.parametrize("version", [200, 201, 399])
-def test_this_major_version_from_minor_2_is_accepted(version):
+@pytest.mark.parametrize("version", [300, 301, 399])
+def test_this_major_version_from_minor_3_is_accepted(version):
     _lib._check_version(_StubLibrary(version), "stub")
 
 
 def test_a_library_lacking_functions_is_refused():
     class Partial:
-        fst_version_number = _StubFunction(200)
+        fst_version_number = _StubFunction(300)
 
     with pytest.raises(fstitch.Error) as caught:
         _lib._declare(Partial(), "/old/libfstitch.so.1")

@@ -34,7 +34,7 @@ from .errors import Error, Status
 
 MACROS: dict[str, int] = {
     "FST_VERSION_MAJOR": 0,
-    "FST_VERSION_MINOR": 2,
+    "FST_VERSION_MINOR": 3,
     "FST_VERSION_PATCH": 0,
     "FST_ABI_VERSION": 1,
     "FST_MAX_RANK": 8,

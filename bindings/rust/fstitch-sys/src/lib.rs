@@ -19,7 +19,7 @@ use core::marker::{PhantomData, PhantomPinned};
 /// Major version of the library this crate was written against (source compatibility).
 pub const FST_VERSION_MAJOR: c_uint = 0;
 /// Minor version.
-pub const FST_VERSION_MINOR: c_uint = 2;
+pub const FST_VERSION_MINOR: c_uint = 3;
 /// Patch version.
 pub const FST_VERSION_PATCH: c_uint = 0;
 /// The version as one number: major * 10000 + minor * 100 + patch.
