@@ -25,17 +25,12 @@ FST_API fst_status fst_fusion_constant(const fst_fusion* fusion, size_t index, c
     require_not_null(out_host_data, "out_host_data");
     require_not_null(out_bytes, "out_bytes");
     const std::vector<fstitch::ValueId>& constants = fusion->plan.constants;
-    if (index >= constants.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
-                                             " is out of range; the fusion has " +
-                                             std::to_string(constants.size()) + " constant(s)");
-    }
+    fstitch::api::require_index("index", index, constants.size(), "the fusion", "constant(s)");
     const fstitch::ValueId value = constants[index];
     *out_host_data = fusion->host_constants[index];
     *out_bytes = static_cast<size_t>(fstitch::value_bytes(fusion->graph, value));
     if (out_value != nullptr) {
-      *out_value =
-          (static_cast<uint64_t>(fusion->graph_serial->value()) << 32) | (static_cast<uint64_t>(value) + 1);
+      *out_value = fstitch::api::encode_value(fusion->graph_serial->value(), value);
     }
   });
 }

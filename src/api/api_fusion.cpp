@@ -389,11 +389,7 @@ FST_API fst_status fst_fusion_kernel(const fst_fusion* fusion, size_t index, con
   return guarded(__func__, [&] {
     require_not_null(fusion, "fusion");
     require_not_null(out_kernel, "out_kernel");
-    if (index >= fusion->kernels.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
-                                             " is out of range; the fusion has " +
-                                             std::to_string(fusion->kernels.size()) + " kernel(s)");
-    }
+    fstitch::api::require_index("index", index, fusion->kernels.size(), "the fusion", "kernel(s)");
     *out_kernel = &fusion->kernels[index];
   });
 }
@@ -507,16 +503,11 @@ FST_API fst_status fst_kernel_param(const fst_kernel* kernel, size_t index, fst_
     require_not_null(out_kind, "out_kind");
     require_not_null(out_index, "out_index");
     const auto& params = planned(kernel).params;
-    if (index >= params.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
-                                             " is out of range; the kernel has " +
-                                             std::to_string(params.size()) + " parameter(s)");
-    }
+    fstitch::api::require_index("index", index, params.size(), "the kernel", "parameter(s)");
     *out_kind = static_cast<fst_param_kind>(params[index].kind);
     *out_index = params[index].index;
     if (out_value != nullptr) {
-      *out_value = (static_cast<uint64_t>(kernel->fusion->graph_serial->value()) << 32) |
-                   (static_cast<uint64_t>(params[index].value) + 1);
+      *out_value = fstitch::api::encode_value(kernel->fusion->graph_serial->value(), params[index].value);
     }
   });
 }

@@ -265,11 +265,7 @@ FST_API fst_status fst_graph_input(const fst_graph* graph, size_t index, fst_val
     require_not_null(graph, "graph");
     require_not_null(out_value, "out_value");
     const auto& inputs = graph->graph.inputs();
-    if (index >= inputs.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
-                                             " is out of range; the graph has " +
-                                             std::to_string(inputs.size()) + " input(s)");
-    }
+    fstitch::api::require_index("index", index, inputs.size(), "the graph", "input(s)");
     *out_value = fstitch::api::encode_value(graph, inputs[index]);
     if (out_name != nullptr) *out_name = graph->graph.node(inputs[index]).name.c_str();
   });
@@ -289,11 +285,7 @@ FST_API fst_status fst_graph_output(const fst_graph* graph, size_t index, fst_va
     require_not_null(graph, "graph");
     require_not_null(out_value, "out_value");
     const auto& outputs = graph->graph.outputs();
-    if (index >= outputs.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
-                                             " is out of range; the graph has " +
-                                             std::to_string(outputs.size()) + " output(s)");
-    }
+    fstitch::api::require_index("index", index, outputs.size(), "the graph", "output(s)");
     *out_value = fstitch::api::encode_value(graph, outputs[index].value);
     if (out_name != nullptr) *out_name = outputs[index].name.c_str();
   });

@@ -43,16 +43,8 @@ namespace {
 
 const fstitch::OpaqueStep& opaque_step(const fst_fusion* fusion, size_t index) {
   const auto& steps = fusion->plan.opaque_steps;
-  if (index >= steps.size()) {
-    fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
-                                           " is out of range; the fusion has " +
-                                           std::to_string(steps.size()) + " opaque operation(s)");
-  }
+  fstitch::api::require_index("index", index, steps.size(), "the fusion", "opaque operation(s)");
   return steps[index];
-}
-
-fst_value encode(uint32_t serial, fstitch::ValueId id) {
-  return (static_cast<uint64_t>(serial) << 32) | (static_cast<uint64_t>(id) + 1);
 }
 
 // The dtype, rank and dims of `value`; dims point into the graph (NULL for rank 0).
@@ -64,13 +56,17 @@ void describe(const fstitch::Graph& graph, fstitch::ValueId value, fst_dtype* ou
   *out_dims = n.dims.empty() ? nullptr : n.dims.data();
 }
 
+void require_type_outputs(fst_dtype* out_dtype, size_t* out_rank, const int64_t** out_dims) {
+  require_not_null(out_dtype, "out_dtype");
+  require_not_null(out_rank, "out_rank");
+  require_not_null(out_dims, "out_dims");
+}
+
 void require_location_outputs(fst_param_kind* out_kind, size_t* out_location, fst_dtype* out_dtype,
                               size_t* out_rank, const int64_t** out_dims) {
   require_not_null(out_kind, "out_kind");
   require_not_null(out_location, "out_location");
-  require_not_null(out_dtype, "out_dtype");
-  require_not_null(out_rank, "out_rank");
-  require_not_null(out_dims, "out_dims");
+  require_type_outputs(out_dtype, out_rank, out_dims);
 }
 
 }  // namespace
@@ -92,11 +88,7 @@ FST_API fst_status fst_fusion_step(const fst_fusion* fusion, size_t index, fst_s
     require_not_null(out_kind, "out_kind");
     require_not_null(out_index, "out_index");
     const auto& steps = fusion->plan.steps;
-    if (index >= steps.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
-                                             " is out of range; the fusion has " +
-                                             std::to_string(steps.size()) + " step(s)");
-    }
+    fstitch::api::require_index("index", index, steps.size(), "the fusion", "step(s)");
     *out_kind = steps[index].kind == fstitch::StepKind::kKernel ? FST_STEP_KERNEL : FST_STEP_OPAQUE;
     *out_index = steps[index].index;
   });
@@ -119,7 +111,7 @@ FST_API fst_status fst_fusion_opaque(const fst_fusion* fusion, size_t index, con
     const fstitch::OpaqueStep& step = opaque_step(fusion, index);
     *out_name = fusion->graph.node(step.op).name.c_str();
     *out_operand_count = step.operands.size();
-    if (out_value != nullptr) *out_value = encode(fusion->graph_serial->value(), step.op);
+    if (out_value != nullptr) *out_value = fstitch::api::encode_value(fusion->graph_serial->value(), step.op);
   });
 }
 
@@ -131,11 +123,8 @@ FST_API fst_status fst_fusion_opaque_operand(const fst_fusion* fusion, size_t in
     require_not_null(fusion, "fusion");
     require_location_outputs(out_kind, out_location, out_dtype, out_rank, out_dims);
     const fstitch::OpaqueStep& step = opaque_step(fusion, index);
-    if (operand >= step.operands.size()) {
-      fail(StatusCode::kInvalidArgument, "operand " + std::to_string(operand) + " is out of range; opaque " +
-                                             "operation " + std::to_string(index) + " has " +
-                                             std::to_string(step.operands.size()) + " operand(s)");
-    }
+    fstitch::api::require_index("operand", operand, step.operands.size(),
+                                "opaque operation " + std::to_string(index), "operand(s)");
     *out_kind = static_cast<fst_param_kind>(step.operands[operand].kind);
     *out_location = step.operands[operand].index;
     describe(fusion->graph, fusion->graph.node(step.op).operands[operand], out_dtype, out_rank, out_dims);
@@ -167,7 +156,7 @@ FST_API fst_status fst_opaque_call_value(const fst_opaque_call* call, fst_value*
   return guarded(__func__, [&] {
     require_not_null(call, "call");
     require_not_null(out_value, "out_value");
-    *out_value = encode(call->graph_serial, call->op);
+    *out_value = fstitch::api::encode_value(call->graph_serial, call->op);
   });
 }
 
@@ -184,14 +173,8 @@ FST_API fst_status fst_opaque_call_operand(const fst_opaque_call* call, size_t i
   return guarded(__func__, [&] {
     require_not_null(call, "call");
     require_not_null(out_data, "out_data");
-    require_not_null(out_dtype, "out_dtype");
-    require_not_null(out_rank, "out_rank");
-    require_not_null(out_dims, "out_dims");
-    if (index >= call->operands.size()) {
-      fail(StatusCode::kInvalidArgument, "index " + std::to_string(index) +
-                                             " is out of range; the operation has " +
-                                             std::to_string(call->operands.size()) + " operand(s)");
-    }
+    require_type_outputs(out_dtype, out_rank, out_dims);
+    fstitch::api::require_index("index", index, call->operands.size(), "the operation", "operand(s)");
     *out_data = call->operands[index];
     describe(*call->graph, call->graph->node(call->op).operands[index], out_dtype, out_rank, out_dims);
   });
@@ -202,9 +185,7 @@ FST_API fst_status fst_opaque_call_result(const fst_opaque_call* call, void** ou
   return guarded(__func__, [&] {
     require_not_null(call, "call");
     require_not_null(out_data, "out_data");
-    require_not_null(out_dtype, "out_dtype");
-    require_not_null(out_rank, "out_rank");
-    require_not_null(out_dims, "out_dims");
+    require_type_outputs(out_dtype, out_rank, out_dims);
     *out_data = call->result;
     describe(*call->graph, call->op, out_dtype, out_rank, out_dims);
   });

@@ -86,7 +86,18 @@ void set_next_graph_serial_for_testing(uint32_t next) {
 }
 
 fst_value encode_value(const fst_graph* g, ValueId id) {
-  return (static_cast<uint64_t>(g->serial->value()) << 32) | (static_cast<uint64_t>(id) + 1);
+  return encode_value(g->serial->value(), id);
+}
+
+fst_value encode_value(uint32_t serial, ValueId id) {
+  return (static_cast<uint64_t>(serial) << 32) | (static_cast<uint64_t>(id) + 1);
+}
+
+void require_index(const char* name, size_t index, size_t count, const std::string& owner,
+                   const char* things) {
+  if (index < count) return;
+  fail(StatusCode::kInvalidArgument, std::string(name) + " " + std::to_string(index) + " is out of range; " +
+                                         owner + " has " + std::to_string(count) + " " + things);
 }
 
 ValueId decode_value(const fst_graph* g, fst_value v, const char* what) {

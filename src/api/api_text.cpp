@@ -15,6 +15,43 @@ using fstitch::api::guarded;
 using fstitch::api::require_graph_ok;
 using fstitch::api::require_not_null;
 
+namespace {
+
+// Both reference evaluations: without a callback (nullptr) a graph with opaque operations is
+// unsupported; with one, each runs through it on host buffers.
+void evaluate(const fst_graph* graph, const void* const* inputs, size_t ninputs, void* const* outputs,
+              size_t noutputs, const fstitch::api::OpaqueCallback* callback) {
+  require_not_null(graph, "graph");
+  require_graph_ok(graph);
+  const fstitch::Graph& g = graph->graph;
+  fstitch::verify_graph(g);
+  fstitch::api::check_run_buffers(g, inputs, ninputs, outputs, noutputs);
+  const std::vector<const void*> in(inputs, inputs + ninputs);
+  const std::vector<void*> out(outputs, outputs + noutputs);
+  if (callback == nullptr) {
+    fstitch::evaluate_reference(g, in, out);
+    return;
+  }
+  std::vector<fstitch::ValueId> opaque_ops;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g.node(static_cast<fstitch::ValueId>(i)).op == fstitch::OpKind::kOpaque)
+      opaque_ops.push_back(static_cast<fstitch::ValueId>(i));
+  }
+  fstitch::api::require_callback_for(g, opaque_ops, *callback);
+  const fstitch::OpaqueRunner run = [&](const fstitch::OpaqueInvocation& invocation) {
+    fst_opaque_call call;
+    call.graph = &g;
+    call.op = invocation.op;
+    call.graph_serial = graph->serial->value();
+    call.operands = invocation.operands;
+    call.result = invocation.result;
+    fstitch::api::invoke_opaque(*callback, call);
+  };
+  fstitch::evaluate_reference(g, in, out, callback->function != nullptr ? &run : nullptr);
+}
+
+}  // namespace
+
 extern "C" {
 
 FST_API fst_status fst_graph_print(const fst_graph* graph, char** out_text) {
@@ -47,16 +84,7 @@ FST_API fst_status fst_graph_parse(fst_context* context, const char* text, size_
 
 FST_API fst_status fst_graph_evaluate_reference(const fst_graph* graph, const void* const* inputs,
                                                 size_t ninputs, void* const* outputs, size_t noutputs) {
-  return guarded(__func__, [&] {
-    require_not_null(graph, "graph");
-    require_graph_ok(graph);
-    const fstitch::Graph& g = graph->graph;
-    fstitch::verify_graph(g);
-    fstitch::api::check_run_buffers(g, inputs, ninputs, outputs, noutputs);
-    const std::vector<const void*> in(inputs, inputs + ninputs);
-    const std::vector<void*> out(outputs, outputs + noutputs);
-    fstitch::evaluate_reference(g, in, out);
-  });
+  return guarded(__func__, [&] { evaluate(graph, inputs, ninputs, outputs, noutputs, nullptr); });
 }
 
 FST_API fst_status fst_graph_evaluate_reference_with_opaque(const fst_graph* graph, const void* const* inputs,
@@ -64,30 +92,8 @@ FST_API fst_status fst_graph_evaluate_reference_with_opaque(const fst_graph* gra
                                                             size_t noutputs, fst_opaque_callback callback,
                                                             void* user_data) {
   return guarded(__func__, [&] {
-    require_not_null(graph, "graph");
-    require_graph_ok(graph);
-    const fstitch::Graph& g = graph->graph;
-    fstitch::verify_graph(g);
-    fstitch::api::check_run_buffers(g, inputs, ninputs, outputs, noutputs);
-    std::vector<fstitch::ValueId> opaque_ops;
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (g.node(static_cast<fstitch::ValueId>(i)).op == fstitch::OpKind::kOpaque)
-        opaque_ops.push_back(static_cast<fstitch::ValueId>(i));
-    }
     const fstitch::api::OpaqueCallback hook{callback, user_data};
-    fstitch::api::require_callback_for(g, opaque_ops, hook);
-    const fstitch::OpaqueRunner run = [&](const fstitch::OpaqueInvocation& invocation) {
-      fst_opaque_call call;
-      call.graph = &g;
-      call.op = invocation.op;
-      call.graph_serial = graph->serial->value();
-      call.operands = invocation.operands;
-      call.result = invocation.result;
-      fstitch::api::invoke_opaque(hook, call);
-    };
-    const std::vector<const void*> in(inputs, inputs + ninputs);
-    const std::vector<void*> out(outputs, outputs + noutputs);
-    fstitch::evaluate_reference(g, in, out, callback != nullptr ? &run : nullptr);
+    evaluate(graph, inputs, ninputs, outputs, noutputs, &hook);
   });
 }
 

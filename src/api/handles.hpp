@@ -93,6 +93,13 @@ inline void require_not_null(const void* p, const char* what) {
 }
 
 fst_value encode_value(const fst_graph* g, ValueId id);
+// The fst_value of `id` in the graph whose values carry `serial` (fusions keep the serial).
+fst_value encode_value(uint32_t serial, ValueId id);
+
+// Throws invalid argument "<name> <index> is out of range; <owner> has <count> <things>"
+// when index >= count, e.g. require_index("index", 3, 2, "the fusion", "kernel(s)").
+void require_index(const char* name, size_t index, size_t count, const std::string& owner,
+                   const char* things);
 // Throws invalid argument for FST_VALUE_INVALID, a value of another graph, or one out of range.
 ValueId decode_value(const fst_graph* g, fst_value v, const char* what);
 

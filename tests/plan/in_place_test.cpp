@@ -8,15 +8,12 @@
 #include "ir/builder.hpp"
 #include "plan/in_place.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_test_util.hpp"
 
 namespace fstitch {
 namespace {
 
-FusionPlan plan(const Graph& g, FusionPolicy policy = FusionPolicy::kStitch) {
-  FusionOptions o;
-  o.policy = policy;
-  return plan_fusion(g, o);
-}
+using testing::plan;
 
 bool may_take(const FusionPlan& p, size_t output, size_t input) {
   const auto& inputs = p.in_place_inputs.at(output);

@@ -8,16 +8,12 @@
 #include "common/movement_graphs.hpp"
 #include "ir/builder.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_test_util.hpp"
 
 namespace fstitch {
 namespace {
 
-FusionPlan plan(const Graph& g, FusionPolicy policy, int sm = 90) {
-  FusionOptions o;
-  o.policy = policy;
-  o.target_sm = sm;
-  return plan_fusion(g, o);
-}
+using testing::plan;
 
 TEST(MovementPlan, RotateHalfIsOneKernelAtTheLowerBound) {
   for (DType t : {DType::kF32, DType::kBF16}) {

@@ -10,16 +10,13 @@
 #include "codegen/emit.hpp"
 #include "ir/text.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_test_util.hpp"
 
 namespace fstitch {
 namespace {
 
-FusionPlan plan(const Graph& g, FusionPolicy policy) {
-  FusionOptions o;
-  o.policy = policy;
-  o.target_sm = 90;
-  return plan_fusion(g, o);
-}
+using testing::kPolicies;
+using testing::plan;
 
 // Runs the plan's steps symbolically: every step reads only values an earlier step (or the
 // caller, for graph inputs) wrote, at the location it reads them from (a free view is read in
@@ -68,8 +65,6 @@ void expect_executable(const Graph& g, const FusionPlan& p) {
     EXPECT_TRUE(exists(g.outputs()[j].value, ParamKind::kOutput, j)) << "output " << g.outputs()[j].name;
   }
 }
-
-const FusionPolicy kPolicies[] = {FusionPolicy::kStitch, FusionPolicy::kLoop, FusionPolicy::kNone};
 
 // y = a + opaque(a): the kernel that stores a cannot also read opaque(a).
 TEST(OpaqueOrder, APathThroughAnOpaqueOperationIsADependency) {

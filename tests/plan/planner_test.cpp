@@ -8,6 +8,7 @@
 #include "ir/builder.hpp"
 #include "plan/explore.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_test_util.hpp"
 #include "support/error.hpp"
 
 namespace fstitch {
@@ -19,12 +20,7 @@ struct Shape {
 const Shape kShapes[] = {{64, 256}, {8, 4096}, {1000, 30}, {512, 1024}, {3, 7}};
 const DType kDTypes[] = {DType::kF32, DType::kF16, DType::kBF16};
 
-FusionPlan plan(const Graph& g, FusionPolicy policy, int sm = 90) {
-  FusionOptions o;
-  o.policy = policy;
-  o.target_sm = sm;
-  return plan_fusion(g, o);
-}
+using testing::plan;
 
 size_t op_count(const Graph& g) {
   PlanInputs in = make_plan_inputs(g, FusionPolicy::kNone, *arch_params(90));

@@ -7,16 +7,14 @@
 #include "ir/text.hpp"
 #include "plan/in_place.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_test_util.hpp"
 #include "plan/views.hpp"
 
 namespace fstitch {
 namespace {
 
-FusionPlan plan(const Graph& g, FusionPolicy policy = FusionPolicy::kStitch) {
-  FusionOptions o;
-  o.policy = policy;
-  return plan_fusion(g, o);
-}
+using testing::kPolicies;
+using testing::plan;
 
 bool some_kernel_has(const FusionPlan& p, ValueId v) {
   for (const PlannedKernel& k : p.kernels) {
@@ -35,8 +33,6 @@ ValueLocation written_location(const FusionPlan& p, ValueId v) {
   ADD_FAILURE() << "no kernel writes %" << v;
   return {ParamKind::kWorkspace, 0};
 }
-
-const FusionPolicy kPolicies[] = {FusionPolicy::kStitch, FusionPolicy::kLoop, FusionPolicy::kNone};
 
 // mm(reshape(x * 2)): the opaque operation reads the product's buffer; no kernel reshapes.
 TEST(Views, AnOpaqueOperationReadsAReshapeInItsRootsBuffer) {
