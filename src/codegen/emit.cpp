@@ -370,8 +370,10 @@ class KernelEmitter {
     // fewer than 4 bytes stay scalar. Pointers not 16-byte aligned take the scalar loop.
     size_t widest = 0;
     std::vector<ValueId> vector_loads;
+    // The domain is flat: a value of its element count is an element value whatever its dims.
+    auto element_shaped = [&](ValueId v) { return element_count(g_.node(v).dims) == n; };
     for (ValueId v : s_.loaded) {
-      if (g_.node(v).dims == s_.domain) widest = std::max(widest, dtype_size(g_.node(v).dtype));
+      if (element_shaped(v)) widest = std::max(widest, dtype_size(g_.node(v).dtype));
     }
     for (ValueId v : s_.stored) widest = std::max(widest, dtype_size(g_.node(v).dtype));
     const int V = widest == 0 ? 1 : static_cast<int>(16 / widest);
@@ -379,7 +381,7 @@ class KernelEmitter {
     std::vector<std::string> aligned_ptrs;
     if (V >= 2 && n >= V) {
       for (ValueId v : s_.loaded) {
-        if (g_.node(v).dims == s_.domain && V * dtype_size(g_.node(v).dtype) >= 4) {
+        if (element_shaped(v) && V * dtype_size(g_.node(v).dtype) >= 4) {
           vector_loads.push_back(v);
           aligned_ptrs.push_back(load_ptr_.at(v));
         }

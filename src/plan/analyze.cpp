@@ -343,9 +343,12 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   }
   if (!has_reduction) {
     if (spec.stored.empty()) return reject("nothing leaves the kernel");
+    // Without a reduction the domain is flat: every value of its element count is read and
+    // written at the flat index, whatever its dims (q, k and v of one split, say).
     spec.domain = g.node(spec.stored[0]).dims;
     for (ValueId v : spec.stored) {
-      if (g.node(v).dims != spec.domain) return reject("stored values of different shapes");
+      if (element_count(g.node(v).dims) != element_count(spec.domain))
+        return reject("stored values of different sizes");
     }
   }
   const Dims row_dims = kept_dims(spec.domain, spec.reduced_axes);
@@ -386,7 +389,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     ValueRole role;
     if (reduce) {
       role = ValueRole::kRow;
-    } else if (n.dims == spec.domain) {
+    } else if (n.dims == spec.domain ||
+               (!has_reduction && element_count(n.dims) == element_count(spec.domain))) {
       role = ValueRole::kElement;
     } else if (has_reduction &&
                (n.dims == row_dims || is_aligned_row_shape(n.dims, spec.domain, spec.reduced_axes))) {

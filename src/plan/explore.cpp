@@ -130,8 +130,13 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
       for (size_t i = 0; i < list.size(); ++i) {
         for (size_t j = i + 1; j < list.size(); ++j) {
           const size_t a = std::min(list[i], list[j]), b = std::max(list[i], list[j]);
-          if (!ok[a] || !ok[b] || specs[b].domain != specs[a].domain ||
-              specs[b].reduced_axes != specs[a].reduced_axes) {
+          // Elementwise kernels share a flat domain of one element count; row kernels need
+          // the same domain and reduced axes.
+          const bool flat = specs[a].reduced_axes.empty() && specs[b].reduced_axes.empty() &&
+                            element_count(specs[a].domain) == element_count(specs[b].domain);
+          if (!ok[a] || !ok[b] ||
+              (!flat &&
+               (specs[b].domain != specs[a].domain || specs[b].reduced_axes != specs[a].reduced_axes))) {
             continue;
           }
           if (try_merge(a, b, true)) changed = true;

@@ -261,5 +261,28 @@ output "y" = %14
   }
 }
 
+// q and k of a QKV split, scaled as [T, H, D] values, and v, a slice of [T, H*D]: kernels of
+// one element count share a flat domain, so the region before attention is one kernel.
+TEST(OpaqueOrder, ElementwiseKernelsOfOneSizeShareAFlatDomain) {
+  const Graph g = parse_graph(R"(fstitch.graph 1
+%0 = input "qkv" : f32[8,192]
+%1 = slice %0 start=[0,0] stop=[8,64] step=[1,1] : f32[8,64]
+%2 = reshape %1 : f32[8,4,16]
+%3 = constant 0.25 : f32
+%4 = broadcast %3 : f32[8,4,16]
+%5 = mul %2, %4 : f32[8,4,16]
+%6 = slice %0 start=[0,64] stop=[8,128] step=[1,1] : f32[8,64]
+%7 = reshape %6 : f32[8,4,16]
+%8 = exp %7 : f32[8,4,16]
+%9 = slice %0 start=[0,128] stop=[8,192] step=[1,1] : f32[8,64]
+%10 = opaque "attention" (%5, %8, %9) : f32[8,4,16]
+output "o" = %10
+)");
+  const FusionPlan p = plan(g, FusionPolicy::kStitch);
+  expect_executable(g, p);
+  EXPECT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
+}
+
 }  // namespace
 }  // namespace fstitch
