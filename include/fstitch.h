@@ -956,8 +956,9 @@ FST_API fst_status fst_fusion_opaque(const fst_fusion* fusion, size_t index, con
 /**
  * @brief Where operand @p operand of opaque operation @p index lives when its step runs, and
  *        what it is. The location is a graph input (index: input index), a graph output
- *        (index: output index) or the workspace (index: byte offset), as for kernel
- *        parameters; the buffer is dense and row-major.
+ *        (index: output index), the workspace (index: byte offset) or a tensor constant
+ *        (index: constant index, fst_fusion_constant()), as for kernel parameters; the
+ *        buffer is dense and row-major.
  * @param[out] out_dims Receives @p out_rank dims, owned by the fusion (NULL for rank 0).
  * Errors: invalid argument (NULL, an index out of range).
  */
