@@ -15,16 +15,19 @@ using fstitch::api::require_not_null;
 namespace fstitch::api {
 
 void invoke_opaque(const OpaqueCallback& callback, const fst_opaque_call& call) {
+  // Read as an int: a callback may return any int, and loading an out-of-range value through
+  // the enum type would be undefined.
   const fst_status status = callback.function(&call, callback.user_data);
-  if (status == FST_OK) return;
   const int code = enum_code(status);
+  if (code == FST_OK) return;
   const std::string what = "opaque operation " + quote_name(call.graph->node(call.op).name) + " (%" +
                            std::to_string(call.op) + ")";
   if (code <= FST_OK || code > FST_ERROR_INTERNAL) {
     fail(StatusCode::kInvalidArgument,
          "the callback of " + what + " returned " + std::to_string(code) + ", which is no fst_status");
   }
-  std::string message = what + " failed: the callback returned " + fst_status_string(status);
+  std::string message =
+      what + " failed: the callback returned " + fst_status_string(static_cast<fst_status>(code));
   if (!call.failure.empty()) message += ": " + printable_text(call.failure, call.failure.size());
   fail(static_cast<StatusCode>(code), message);
 }
