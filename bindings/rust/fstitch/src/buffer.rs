@@ -166,6 +166,32 @@ impl<'a, T: Element, const N: usize> From<&'a mut [T; N]> for HostSliceMut<'a> {
     }
 }
 
+/// Checks a run's host buffers against the graph's inputs and outputs (as [`check_buffers`])
+/// and returns the pointers to pass to the library.
+pub(crate) fn checked_host_pointers(
+    function: &str,
+    input_specs: &[TensorSpec],
+    output_specs: &[TensorSpec],
+    inputs: &[HostSlice<'_>],
+    outputs: &mut [HostSliceMut<'_>],
+) -> Result<(Vec<*const c_void>, Vec<*mut c_void>)> {
+    check_buffers(
+        function,
+        "input",
+        input_specs,
+        inputs.iter().map(|b| (b.dtype(), b.len())),
+    )?;
+    check_buffers(
+        function,
+        "output",
+        output_specs,
+        outputs.iter().map(|b| (b.dtype(), b.len())),
+    )?;
+    let input_pointers = inputs.iter().map(HostSlice::as_ptr).collect();
+    let output_pointers = outputs.iter_mut().map(HostSliceMut::as_mut_ptr).collect();
+    Ok((input_pointers, output_pointers))
+}
+
 /// Checks buffers against the specs they are meant for: their number
 /// ([`Status::InvalidArgument`]), each one's dtype ([`Status::Dtype`]) and element count
 /// ([`Status::Shape`]). `function` and `role` ("input", "output") name them in the error.

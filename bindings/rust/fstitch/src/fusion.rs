@@ -5,7 +5,7 @@ use std::ptr::{self, NonNull};
 
 use fstitch_sys as sys;
 
-use crate::buffer::{check_buffers, HostSlice, HostSliceMut, TensorSpec};
+use crate::buffer::{checked_host_pointers, HostSlice, HostSliceMut, TensorSpec};
 use crate::context::Context;
 use crate::enums::{Backend, FusionPolicy};
 use crate::error::{check, Error, Result, Status};
@@ -278,21 +278,8 @@ impl Fusion {
                 ),
             ));
         }
-        check_buffers(
-            function,
-            "input",
-            &self.inputs,
-            inputs.iter().map(|b| (b.dtype(), b.len())),
-        )?;
-        check_buffers(
-            function,
-            "output",
-            &self.outputs,
-            outputs.iter().map(|b| (b.dtype(), b.len())),
-        )?;
-        let input_pointers: Vec<*const c_void> = inputs.iter().map(HostSlice::as_ptr).collect();
-        let output_pointers: Vec<*mut c_void> =
-            outputs.iter_mut().map(HostSliceMut::as_mut_ptr).collect();
+        let (input_pointers, output_pointers) =
+            checked_host_pointers(function, &self.inputs, &self.outputs, inputs, outputs)?;
         // SAFETY: host buffers of the checked dtypes and sizes for a host-backend context;
         // a NULL workspace is allocated by the library.
         let result = unsafe {

@@ -1,12 +1,12 @@
 //! Graphs: building, queries, text form and the reference evaluator.
 
 use std::cell::RefCell;
-use std::ffi::{c_char, c_void};
+use std::ffi::c_char;
 use std::ptr::{self, NonNull};
 
 use fstitch_sys as sys;
 
-use crate::buffer::{check_buffers, HostSlice, HostSliceMut, TensorSpec};
+use crate::buffer::{checked_host_pointers, HostSlice, HostSliceMut, TensorSpec};
 use crate::context::Context;
 use crate::element::Element;
 use crate::enums::{from_c, BinaryOp, DType, ReduceOp, UnaryOp};
@@ -525,21 +525,8 @@ impl Graph {
     ) -> Result<()> {
         self.status()?;
         let function = "Graph::evaluate_reference";
-        check_buffers(
-            function,
-            "input",
-            &self.inputs()?,
-            inputs.iter().map(|b| (b.dtype(), b.len())),
-        )?;
-        check_buffers(
-            function,
-            "output",
-            &self.outputs()?,
-            outputs.iter().map(|b| (b.dtype(), b.len())),
-        )?;
-        let input_pointers: Vec<*const c_void> = inputs.iter().map(HostSlice::as_ptr).collect();
-        let output_pointers: Vec<*mut c_void> =
-            outputs.iter_mut().map(HostSliceMut::as_mut_ptr).collect();
+        let (input_pointers, output_pointers) =
+            checked_host_pointers(function, &self.inputs()?, &self.outputs()?, inputs, outputs)?;
         // SAFETY: a live graph; each pointer is a live buffer whose dtype and element count
         // match its input or output.
         let status = unsafe {

@@ -14,7 +14,7 @@ use std::ptr::{self, NonNull};
 
 use fstitch_sys as sys;
 
-use crate::buffer::{check_buffers, HostSlice, HostSliceMut};
+use crate::buffer::{checked_host_pointers, HostSlice, HostSliceMut};
 use crate::element::Element;
 use crate::enums::{from_c, Backend, DType, ParamKind};
 use crate::error::{check, Error, Result, Status};
@@ -230,21 +230,8 @@ impl Fusion {
                 ),
             ));
         }
-        check_buffers(
-            function,
-            "input",
-            self.inputs(),
-            inputs.iter().map(|b| (b.dtype(), b.len())),
-        )?;
-        check_buffers(
-            function,
-            "output",
-            self.outputs(),
-            outputs.iter().map(|b| (b.dtype(), b.len())),
-        )?;
-        let input_pointers: Vec<*const c_void> = inputs.iter().map(HostSlice::as_ptr).collect();
-        let output_pointers: Vec<*mut c_void> =
-            outputs.iter_mut().map(HostSliceMut::as_mut_ptr).collect();
+        let (input_pointers, output_pointers) =
+            checked_host_pointers(function, self.inputs(), self.outputs(), inputs, outputs)?;
         // SAFETY: host buffers of the checked dtypes and sizes for a host-backend context;
         // a NULL workspace is allocated by the library.
         let result = unsafe {
@@ -320,21 +307,8 @@ impl Graph {
     {
         self.status()?;
         let function = "Graph::evaluate_reference_with_opaque";
-        check_buffers(
-            function,
-            "input",
-            &self.inputs()?,
-            inputs.iter().map(|b| (b.dtype(), b.len())),
-        )?;
-        check_buffers(
-            function,
-            "output",
-            &self.outputs()?,
-            outputs.iter().map(|b| (b.dtype(), b.len())),
-        )?;
-        let input_pointers: Vec<*const c_void> = inputs.iter().map(HostSlice::as_ptr).collect();
-        let output_pointers: Vec<*mut c_void> =
-            outputs.iter_mut().map(HostSliceMut::as_mut_ptr).collect();
+        let (input_pointers, output_pointers) =
+            checked_host_pointers(function, &self.inputs()?, &self.outputs()?, inputs, outputs)?;
         let graph = self.as_raw();
         // SAFETY: a live graph; each pointer is a live buffer whose dtype and element count
         // match its input or output.
