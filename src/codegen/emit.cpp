@@ -61,7 +61,11 @@ class KernelEmitter {
   }
 
   void signature() {
-    out_ << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_threads << ") " << k_.name << "(";
+    // The minimum-blocks hint is the occupancy the grid was sized for (plan/cost_model.hpp):
+    // ptxas keeps the registers within what that many resident blocks allow.
+    out_ << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_threads;
+    if (s_.min_blocks_per_sm > 1) out_ << ", " << s_.min_blocks_per_sm;
+    out_ << ") " << k_.name << "(";
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const KernelParam& p = k_.params[i];
       const std::string name = "p" + std::to_string(i);

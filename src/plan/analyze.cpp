@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "plan/constants.hpp"
+#include "plan/cost_model.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
 #include "plan/scratch.hpp"
@@ -18,12 +19,6 @@ namespace {
 bool is_elementwise(OpKind op) {
   OpFamily f = op_family(op);
   return f == OpFamily::kUnary || f == OpFamily::kBinary || f == OpFamily::kSelect || f == OpFamily::kCast;
-}
-
-int64_t pow2_ceil(int64_t x) {
-  int64_t p = 1;
-  while (p < x) p <<= 1;
-  return p;
 }
 
 // Dims of D with the reduced axes removed.
@@ -67,6 +62,9 @@ void reset(KernelSpec& s) {
   s.block_threads = 256;
   s.grid_blocks = 1;
   s.elems_per_thread = 1;
+  s.vector_width = 1;
+  s.min_blocks_per_sm = 1;
+  s.registers_estimate = 0;
   s.cache = RowCache::kRecompute;
   s.cached.clear();
   s.cache_buffer.clear();
@@ -478,46 +476,9 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       return reject("%" + std::to_string(v) + " views the buffer of member %" + std::to_string(root));
   }
 
-  // Schedule.
-  const int64_t C = spec.cols, R = spec.rows;
-  const int64_t wave_threads = static_cast<int64_t>(in.arch.sm_count) * in.arch.max_threads_per_sm;
-  if (!has_reduction) {
-    spec.schedule = ScheduleKind::kElementwise;
-    spec.threads_per_row = 1;
-    spec.block_threads = 256;
-    spec.grid_blocks = std::max<int64_t>(1, std::min<int64_t>((R + 255) / 256, wave_threads / 256));
-  } else {
-    // Threads per row: enough that each thread holds at most ~8 elements of the row (so the
-    // row fits in registers), a warp or less for short rows, a block for long ones or when
-    // there are too few rows to fill the machine with warps.
-    int64_t T;
-    const int64_t target = pow2_ceil((C + 7) / 8);
-    if (!spec.contiguous_rows || C == 1) {
-      spec.schedule = ScheduleKind::kThreadPerRow;
-      T = 1;
-    } else if (C <= 16) {
-      spec.schedule = ScheduleKind::kSubWarpPerRow;
-      T = pow2_ceil(C);
-    } else if (target > 32 || (C > 256 && R < 4 * in.arch.sm_count)) {
-      spec.schedule = ScheduleKind::kBlockPerRow;
-      T = std::min<int64_t>(1024, std::max<int64_t>(128, target));
-    } else {
-      spec.schedule = ScheduleKind::kWarpPerRow;
-      T = 32;
-    }
-    spec.threads_per_row = static_cast<int>(T);
-    spec.block_threads = spec.schedule == ScheduleKind::kBlockPerRow ? static_cast<int>(T) : 128;
-    const int64_t rows_per_block = spec.block_threads / T;
-    spec.grid_blocks = std::max<int64_t>(
-        1, std::min<int64_t>((R + rows_per_block - 1) / rows_per_block, wave_threads / spec.block_threads));
-  }
-  spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
-
   // Passes over each row: reductions of level L accumulate in pass L-1; stored element
   // values are written in the last pass. Element values needed by several passes are kept in
-  // registers when they fit, else recomputed from global memory.
-  bool stores_elements = false;
-  for (ValueId v : spec.stored) stores_elements = stores_elements || spec.role(v) == ValueRole::kElement;
+  // registers or shared memory when they fit, else recomputed from global memory.
   const int final_pass = spec.phases;
   if (final_pass > 62) return reject("more than 62 chained reductions in one kernel");
   // Passes as bit sets: bit p set when the value is needed in pass p.
@@ -582,39 +543,103 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     }
     return reads;
   };
-  std::vector<ValueId> cached;
-  uint64_t reads = need_passes(true, &cached);
-  // Register slots: cached.size() x elems_per_thread at most half the register cap, compared
-  // by division because a row may hold up to 2^62 elements.
-  const bool fits_registers =
-      cached.empty() || spec.elems_per_thread <=
-                            static_cast<int64_t>(in.register_cap / 2) / static_cast<int64_t>(cached.size());
-  spec.cache = RowCache::kRegisters;
-  if (!fits_registers) {
-    // Too many for registers: a block-per-row kernel keeps its row in shared memory when it
-    // fits the budget, buffers reused by values whose passes do not overlap.
-    if (spec.schedule != ScheduleKind::kBlockPerRow || !assign_shared_cache(in, spec, cached, masks)) {
-      cached.clear();
-      reads = need_passes(false, &cached);
-      spec.cache = RowCache::kRecompute;
-    }
-  }
-  if (spec.cache != RowCache::kShared) {
-    std::sort(cached.begin(), cached.end());
-    spec.cached = cached;
-  }
-  (void)stores_elements;
-  spec.bytes_read = reads;
+  std::vector<ValueId> cache_candidates;
+  const uint64_t reads_cached = need_passes(true, &cache_candidates);
+  const std::vector<uint64_t> cache_masks = masks;
+  std::vector<ValueId> none;
+  const uint64_t reads_recomputed = cache_candidates.empty() ? reads_cached : need_passes(false, &none);
+  uint64_t written = 0;
   for (ValueId v : spec.stored) {
     // Once per output holding it, itself or as a free view.
     const uint64_t outputs =
         uint64_t{in.output_count[static_cast<size_t>(v)]} + in.view_output_count[static_cast<size_t>(v)];
-    spec.bytes_written = add_traffic(spec.bytes_written, value_bytes(g, v), std::max<uint64_t>(1, outputs));
+    written = add_traffic(written, value_bytes(g, v), std::max<uint64_t>(1, outputs));
   }
+  spec.bytes_written = written;
   for (ValueId v : members) {
     spec.compute_ops += op_compute_weight(g.node(v).op) * static_cast<double>(element_count(g.node(v).dims));
   }
-  spec.est_seconds = estimate_seconds(in, spec);
+
+  // Schedule: every applicable mapping of threads onto rows and block size is scored by the
+  // cost model (plan/cost_model.hpp); the best estimate wins, the first on a tie.
+  const int64_t C = spec.cols;
+  const int64_t n = element_count(spec.domain);
+  int elementwise_vector = 1;
+  if (!has_reduction) {
+    // 16-byte accesses of the widest element-shaped value (codegen/emit.cpp does the same).
+    size_t widest = 0;
+    for (ValueId v : spec.loaded) {
+      if (element_count(g.node(v).dims) == n) widest = std::max(widest, dtype_size(g.node(v).dtype));
+    }
+    for (ValueId v : spec.stored) widest = std::max(widest, dtype_size(g.node(v).dtype));
+    if (widest > 0 && n >= static_cast<int64_t>(16 / widest))
+      elementwise_vector = static_cast<int>(16 / widest);
+  }
+  struct Mapping {
+    ScheduleKind schedule;
+    int threads_per_row;
+    int block_threads;
+  };
+  std::vector<Mapping> mappings;
+  if (!has_reduction) {
+    for (int b : {128, 256, 512}) mappings.push_back({ScheduleKind::kElementwise, 1, b});
+  } else if (!spec.contiguous_rows || C == 1) {
+    for (int b : {128, 256}) mappings.push_back({ScheduleKind::kThreadPerRow, 1, b});
+  } else {
+    for (int t = 2; t <= 16 && t / 2 < C; t *= 2) {
+      for (int b : {128, 256}) mappings.push_back({ScheduleKind::kSubWarpPerRow, t, b});
+    }
+    if (C > 16) {
+      for (int b : {128, 256}) mappings.push_back({ScheduleKind::kWarpPerRow, 32, b});
+    }
+    for (int t = 64; t <= 1024 && t / 2 < C; t *= 2) mappings.push_back({ScheduleKind::kBlockPerRow, t, t});
+  }
+  std::vector<ValueId> cached;
+  auto apply = [&](const Mapping& m) {
+    spec.schedule = m.schedule;
+    spec.threads_per_row = m.threads_per_row;
+    spec.block_threads = m.block_threads;
+    spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
+    spec.vector_width = has_reduction ? 1 : elementwise_vector;
+    // Register slots: cached.size() x elems_per_thread at most half the register cap,
+    // compared by division because a row may hold up to 2^62 elements.
+    cached = cache_candidates;
+    uint64_t reads = reads_cached;
+    spec.cache = RowCache::kRegisters;
+    spec.cache_buffer.clear();
+    spec.shared_buffer_types.clear();
+    spec.shared_cache_bytes = 0;
+    const bool fits_registers =
+        cached.empty() || spec.elems_per_thread <=
+                              static_cast<int64_t>(in.register_cap / 2) / static_cast<int64_t>(cached.size());
+    if (!fits_registers) {
+      // Too many for registers: a block-per-row kernel keeps its row in shared memory when it
+      // fits the budget, buffers reused by values whose passes do not overlap.
+      if (spec.schedule != ScheduleKind::kBlockPerRow ||
+          !assign_shared_cache(in, spec, cached, cache_masks)) {
+        cached.clear();
+        reads = reads_recomputed;
+        spec.cache = RowCache::kRecompute;
+      }
+    }
+    if (spec.cache != RowCache::kShared) {
+      std::sort(cached.begin(), cached.end());
+      spec.cached = cached;
+    }
+    spec.bytes_read = reads;
+    size_grid(in, spec);
+    spec.est_seconds = estimate_seconds(in, spec);
+  };
+  size_t best = 0;
+  double best_seconds = 0;
+  for (size_t i = 0; i < mappings.size(); ++i) {
+    apply(mappings[i]);
+    if (i == 0 || spec.est_seconds < best_seconds) {
+      best = i;
+      best_seconds = spec.est_seconds;
+    }
+  }
+  if (best + 1 != mappings.size()) apply(mappings[best]);
   return true;
 }
 
@@ -627,16 +652,7 @@ uint64_t add_traffic(uint64_t total, uint64_t bytes, uint64_t times) {
 }
 
 double estimate_seconds(const PlanInputs& in, const KernelSpec& spec) {
-  const ArchParams& a = in.arch;
-  // Memory bandwidth needs roughly half the machine's threads in flight to saturate.
-  const double threads = static_cast<double>(spec.grid_blocks) * spec.block_threads;
-  const double active = std::min(threads, static_cast<double>(spec.rows) * spec.threads_per_row);
-  const double saturation = std::min(1.0, active / (0.5 * a.sm_count * a.max_threads_per_sm));
-  const double efficiency = std::max(saturation, 1e-3);
-  const double bytes = static_cast<double>(spec.bytes_read) + static_cast<double>(spec.bytes_written);
-  const double memory = bytes / (a.dram_bandwidth * efficiency);
-  const double compute = spec.compute_ops / (a.flops_per_second * efficiency);
-  return a.launch_overhead_seconds + std::max(memory, compute);
+  return estimate_kernel(in.arch, *in.graph, spec).total_seconds;
 }
 
 }  // namespace fstitch

@@ -1,32 +1,79 @@
 #include "plan/arch.hpp"
 
+#include <cmath>
+
 namespace fstitch {
+namespace {
+
+ArchParams ampere_a100() {
+  ArchParams a;
+  a.sm = 80;
+  a.name = "A100 SXM (sm_80)";
+  a.sm_count = 108;
+  a.dram_bandwidth = 2.039e12;  // 80 GB HBM2e
+  a.memory_latency_seconds = 650e-9;
+  a.clock_hz = 1.41e9;
+  a.max_threads_per_sm = 2048;
+  a.shared_bytes_per_sm = 164 * 1024;
+  a.max_shared_bytes_per_block = 163 * 1024;
+  a.l2_bytes = 40LL << 20;
+  a.launch_overhead_seconds = 2.5e-6;
+  a.block_barrier_seconds = 20 / 1.41e9;
+  a.grid_barrier_seconds = 2.5e-6;
+  return a;
+}
+
+ArchParams hopper(const char* name, double bandwidth) {
+  ArchParams a;
+  a.sm = 90;
+  a.name = name;
+  a.sm_count = 132;
+  a.dram_bandwidth = bandwidth;
+  a.memory_latency_seconds = 700e-9;
+  a.clock_hz = 1.755e9;
+  a.max_threads_per_sm = 2048;
+  a.shared_bytes_per_sm = 228 * 1024;
+  a.max_shared_bytes_per_block = 227 * 1024;
+  a.l2_bytes = 50LL << 20;
+  a.launch_overhead_seconds = 2.0e-6;
+  a.block_barrier_seconds = 20 / 1.755e9;
+  a.grid_barrier_seconds = 2.0e-6;
+  return a;
+}
+
+}  // namespace
 
 std::optional<ArchParams> arch_params(int sm) {
-  ArchParams a;
-  a.sm = sm;
   switch (sm) {
-    case 80:  // A100 SXM 80 GB
-      a.name = "sm_80 (A100)";
-      a.sm_count = 108;
-      a.dram_bandwidth = 2.0e12;
-      a.shared_bytes_per_sm = 164 * 1024;
-      a.max_shared_bytes_per_block = 163 * 1024;
-      a.launch_overhead_seconds = 2.5e-6;
-      a.flops_per_second = 19.5e12;
-      return a;
-    case 90:  // H100 SXM / H200
-      a.name = "sm_90 (H100/H200)";
-      a.sm_count = 132;
-      a.dram_bandwidth = 3.35e12;
-      a.shared_bytes_per_sm = 228 * 1024;
-      a.max_shared_bytes_per_block = 227 * 1024;
-      a.launch_overhead_seconds = 2.0e-6;
-      a.flops_per_second = 60e12;
-      return a;
+    case 80:
+      return ampere_a100();
+    case 90:
+      return hopper("H100 SXM (sm_90)", 3.35e12);
     default:
       return std::nullopt;
   }
+}
+
+std::optional<ArchParams> arch_params_for_device(const std::string& model) {
+  if (model == "a100") return ampere_a100();
+  if (model == "h100") return hopper("H100 SXM (sm_90)", 3.35e12);
+  if (model == "h200") return hopper("H200 SXM (sm_90)", 4.8e12);
+  return std::nullopt;
+}
+
+ArchParams refine_with_device(ArchParams a, const DeviceFacts& d) {
+  if (!d.name.empty()) a.name = d.name + " (sm_" + std::to_string(a.sm) + ")";
+  if (d.sm_count > 0) a.sm_count = d.sm_count;
+  if (d.memory_clock_khz > 0 && d.memory_bus_bits > 0)
+    a.dram_bandwidth = 2.0 * d.memory_clock_khz * 1e3 * (d.memory_bus_bits / 8.0);
+  if (d.clock_khz > 0) a.clock_hz = d.clock_khz * 1e3;
+  if (d.max_threads_per_sm > 0) a.max_threads_per_sm = d.max_threads_per_sm;
+  if (d.max_blocks_per_sm > 0) a.max_blocks_per_sm = d.max_blocks_per_sm;
+  if (d.registers_per_sm > 0) a.registers_per_sm = d.registers_per_sm;
+  if (d.shared_bytes_per_sm > 0) a.shared_bytes_per_sm = d.shared_bytes_per_sm;
+  if (d.max_shared_bytes_per_block > 0) a.max_shared_bytes_per_block = d.max_shared_bytes_per_block;
+  if (d.l2_bytes > 0) a.l2_bytes = d.l2_bytes;
+  return a;
 }
 
 int target_for_device(int compute_capability) {

@@ -1,25 +1,64 @@
-// Per-architecture parameters used by the cost model and the schedules.
+// Per-device parameters of the cost model and the schedules: what the hardware can hold
+// (threads, registers, shared memory per SM) and how fast it moves and computes.
 #pragma once
 
 #include <optional>
+#include <string>
 
 namespace fstitch {
 
 struct ArchParams {
-  int sm = 90;  // 10 * major + minor
-  const char* name = "";
+  int sm = 90;  // the code target: 10 * major + minor
+  std::string name;
   int sm_count = 0;
-  double dram_bandwidth = 0;  // bytes per second
+  double dram_bandwidth = 0;  // peak bytes per second
+  // Fraction of the peak a well-written copy kernel reaches (what "speed of light" means).
+  double copy_efficiency = 0.9;
+  // Time from a global load's issue to its data under load: bytes in flight needed to keep
+  // the memory busy are dram_bandwidth x memory_latency_seconds (Little's law).
+  double memory_latency_seconds = 0;
+  double clock_hz = 0;               // SM clock under sustained load
+  int lanes_issued_per_clock = 128;  // 4 schedulers x 32 lanes per SM
   int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
   int registers_per_sm = 65536;
+  int register_granularity = 256;  // registers are allocated per warp in these units
+  int max_registers_per_thread = 255;
   int shared_bytes_per_sm = 0;
-  int max_shared_bytes_per_block = 0;
+  int max_shared_bytes_per_block = 0;    // with the opt-in attribute
+  int shared_reserved_per_block = 1024;  // the system's share of each block's shared memory
+  long long l2_bytes = 0;
   double launch_overhead_seconds = 0;  // per kernel, host and device side together
-  double flops_per_second = 0;         // f32 FMA-ish throughput used for compute estimates
+  double block_barrier_seconds = 0;    // one __syncthreads round of a busy SM
+  double grid_barrier_seconds = 0;     // one grid-wide barrier
 };
 
-// Parameters for a supported architecture (80: A100, 90: H100/H200), nothing otherwise.
+// Parameters for a supported target (80: A100 SXM, 90: H100 SXM), nothing otherwise.
 std::optional<ArchParams> arch_params(int sm);
+
+// Parameters of a named device model ("a100", "h100", "h200"), nothing for other names.
+std::optional<ArchParams> arch_params_for_device(const std::string& model);
+
+// What a device reports about itself (CUDA device attributes), 0 where unknown.
+struct DeviceFacts {
+  int compute_capability = 0;
+  std::string name;
+  int sm_count = 0;
+  double memory_clock_khz = 0;
+  int memory_bus_bits = 0;
+  double clock_khz = 0;
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  int registers_per_sm = 0;
+  int shared_bytes_per_sm = 0;
+  int max_shared_bytes_per_block = 0;
+  long long l2_bytes = 0;
+};
+
+// The parameters of the target `sm` refined by what the device says: its SM count, memory
+// bandwidth (memory clock x bus width x 2, DDR), clock, limits and L2. Latency and overheads
+// stay the architecture's.
+ArchParams refine_with_device(ArchParams base, const DeviceFacts& device);
 
 // The supported target whose code runs on a device of `compute_capability` (10 * major +
 // minor, 80 or more): sm_80 for Ampere and Ada, sm_90 for Hopper and, through its PTX, newer

@@ -78,6 +78,11 @@ struct KernelSpec {
   int block_threads = 256;
   int64_t grid_blocks = 1;
   int64_t elems_per_thread = 1;  // per row pass (ceil(cols / threads_per_row)); rows may be long
+  int vector_width = 1;          // elements per global access of the element-shaped values
+  // Occupancy the grid is sized for (blocks resident per SM, from the register estimate and
+  // shared memory); the kernel is compiled with it as its minimum-blocks hint.
+  int min_blocks_per_sm = 1;
+  int registers_estimate = 0;
   RowCache cache = RowCache::kRecompute;
   std::vector<ValueId> cached;             // element values kept across passes (sorted)
   std::vector<int> cache_buffer;           // kShared: buffer of each cached value (parallel)
@@ -128,7 +133,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
 // checked; throws Error(kOutOfMemory) past 2^64 bytes.
 uint64_t add_traffic(uint64_t total, uint64_t bytes, uint64_t times = 1);
 
-// Estimated time of a kernel (launch + memory + compute, scaled by achieved parallelism).
+// Estimated time of a kernel (plan/cost_model.hpp: launch, memory at the bandwidth its bytes
+// in flight can draw, compute, barriers, with the grid's waves and tail).
 double estimate_seconds(const PlanInputs& in, const KernelSpec& spec);
 
 }  // namespace fstitch

@@ -1,6 +1,7 @@
 #include "plan/plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <limits>
 #include <locale>
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "plan/constants.hpp"
+#include "plan/cost_model.hpp"
 #include "plan/explore.hpp"
 #include "plan/in_place.hpp"
 #include "plan/op_class.hpp"
@@ -34,8 +36,9 @@ KernelSpec copy_spec(const PlanInputs& in, ValueId source, uint32_t stores) {
   spec.stored = {source};
   if (g.node(source).op != OpKind::kConstant) spec.loaded = {source};
   spec.block_threads = 256;
-  const int64_t wave = static_cast<int64_t>(in.arch.sm_count) * in.arch.max_threads_per_sm / 256;
-  spec.grid_blocks = std::max<int64_t>(1, std::min<int64_t>((spec.rows + 255) / 256, wave));
+  const size_t size = dtype_size(g.node(source).dtype);
+  if (spec.rows >= static_cast<int64_t>(16 / size)) spec.vector_width = static_cast<int>(16 / size);
+  size_grid(in, spec);
   spec.bytes_read = spec.loaded.empty() ? 0 : value_bytes(g, source);
   spec.bytes_written = add_traffic(0, value_bytes(g, source), std::max<uint32_t>(1, stores));
   spec.est_seconds = estimate_seconds(in, spec);
@@ -199,7 +202,8 @@ std::string seconds_text(double s) {
 
 FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  auto arch = arch_params(options.target_sm);
+  std::optional<ArchParams> arch = arch_params(options.target_sm);
+  if (arch && options.device && options.device->sm == options.target_sm) arch = options.device;
   if (!arch) {
     fail(StatusCode::kUnsupported, "target architecture sm_" + std::to_string(options.target_sm) +
                                        " is not supported (supported: sm_80, sm_90)");
@@ -520,6 +524,16 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     }
     out << "\n  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
         << seconds_text(s.est_seconds) << "\n";
+    {
+      const CostBreakdown c = estimate_kernel(plan.arch, graph, s);
+      const double bytes = static_cast<double>(s.bytes_read) + static_cast<double>(s.bytes_written);
+      const long percent = std::lround(100.0 * copy_seconds(plan.arch, bytes) / std::max(c.total_seconds, 1e-12));
+      out << "  model: ~" << c.registers << " registers, " << c.occ.blocks_per_sm << " block(s)/SM (limited by "
+          << occupancy_limit_name(c.occ.limit) << "), " << std::lround(100.0 * c.waves) << "% of a wave, vector "
+          << s.vector_width << ", " << std::lround(c.bytes_in_flight / 1024.0) << " KiB in flight, "
+          << (c.compute_bound() ? "compute" : "memory") << " bound, " << percent
+          << "% of copy bandwidth\n";
+    }
     if (s.members.empty()) out << "  copies %" << s.stored.front() << " to its output\n";
     for (ValueId v : s.members) {
       const Node& n = graph.node(v);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,9 @@ struct Boundary {
 struct FusionOptions {
   FusionPolicy policy = FusionPolicy::kStitch;
   int target_sm = 90;
+  // The device the plan is for (a named model, or what a CUDA context's device reports):
+  // its parameters replace the target's defaults when it runs code of target_sm.
+  std::optional<ArchParams> device;
   size_t shared_budget = 48 * 1024;
   int register_cap = 64;
 };

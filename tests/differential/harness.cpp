@@ -147,7 +147,8 @@ Prepared prepare(const DiffCase& c, const std::string& prefix, DiffBackend backe
   p.c = &c;
   try {
     verify_graph(*c.graph);
-    FusionOptions options{c.policy};
+    FusionOptions options;
+    options.policy = c.policy;
     if (backend == DiffBackend::kCuda) options.target_sm = cuda_runner().target_sm();
     p.plan = plan_fusion(*c.graph, options);
     p.planned = true;

@@ -1,0 +1,297 @@
+#include "plan/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/op_class.hpp"
+
+namespace fstitch {
+namespace {
+
+bool wide(DType t) {
+  return t == DType::kF64 || t == DType::kI64;
+}
+
+// Thread-instructions of one element of an operation in the generated code (f32 unless the
+// dtype is wider): libdevice's correctly rounded sequences, read off compiled SASS. A
+// 16-bit result is rounded to its dtype after the operation.
+double op_instructions(const Node& n) {
+  double k = 1;
+  switch (n.op) {
+    case OpKind::kDiv:
+      k = is_float(n.dtype) ? 9 : 20;
+      break;
+    case OpKind::kReciprocal:
+      k = 7;
+      break;
+    case OpKind::kSqrt:
+      k = 8;
+      break;
+    case OpKind::kRsqrt:
+      k = 6;
+      break;
+    case OpKind::kExp:
+      k = 8;
+      break;
+    case OpKind::kLog:
+      k = 12;
+      break;
+    case OpKind::kTanh:
+      k = 14;
+      break;
+    case OpKind::kSigmoid:
+      k = 18;
+      break;
+    case OpKind::kSilu:
+      k = 19;
+      break;
+    case OpKind::kErf:
+      k = 22;
+      break;
+    case OpKind::kGelu:
+      k = 26;
+      break;
+    case OpKind::kGeluTanh:
+      k = 21;
+      break;
+    case OpKind::kSin:
+    case OpKind::kCos:
+      k = 22;
+      break;
+    case OpKind::kPow:
+      k = 40;
+      break;
+    case OpKind::kSign:
+      k = 2;
+      break;
+    case OpKind::kBroadcast:
+    case OpKind::kReshape:
+    case OpKind::kPermute:
+      k = 0;  // index arithmetic only, counted with the loads
+      break;
+    case OpKind::kSlice:
+    case OpKind::kConcat:
+    case OpKind::kPad:
+    case OpKind::kTake:
+      k = 4;  // coordinates and a select
+      break;
+    default:
+      break;
+  }
+  if (wide(n.dtype) && is_float(n.dtype)) k *= 4;  // f64: half-rate FMA, software transcendentals
+  if (n.dtype == DType::kF16) k += 2;              // cvt to f16 and back
+  if (n.dtype == DType::kBF16) k += 4;             // cvt.rn.bf16.f32, the NaN rule and back
+  return k;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+const char* occupancy_limit_name(OccupancyLimit limit) {
+  switch (limit) {
+    case OccupancyLimit::kThreads:
+      return "threads";
+    case OccupancyLimit::kRegisters:
+      return "registers";
+    case OccupancyLimit::kSharedMemory:
+      return "shared memory";
+    case OccupancyLimit::kBlocks:
+      return "blocks";
+  }
+  return "?";
+}
+
+Occupancy occupancy(const ArchParams& a, int block_threads, int registers, size_t shared_bytes) {
+  Occupancy o;
+  o.block_threads = block_threads;
+  if (block_threads <= 0) return o;
+  const int warps = (block_threads + 31) / 32;
+  const int per_warp = ((std::max(registers, 1) * 32 + a.register_granularity - 1) / a.register_granularity) *
+                       a.register_granularity;
+  const int by_threads = a.max_threads_per_sm / block_threads;
+  const int by_registers =
+      registers > a.max_registers_per_thread ? 0 : (a.registers_per_sm / per_warp) / warps;
+  const size_t block_shared = shared_bytes + static_cast<size_t>(a.shared_reserved_per_block);
+  const int by_shared = shared_bytes > static_cast<size_t>(a.max_shared_bytes_per_block)
+                            ? 0
+                            : static_cast<int>(static_cast<size_t>(a.shared_bytes_per_sm) / block_shared);
+  o.blocks_per_sm = by_threads;
+  o.limit = OccupancyLimit::kThreads;
+  auto bound = [&](int b, OccupancyLimit why) {
+    if (b < o.blocks_per_sm) {
+      o.blocks_per_sm = b;
+      o.limit = why;
+    }
+  };
+  bound(by_registers, OccupancyLimit::kRegisters);
+  bound(by_shared, OccupancyLimit::kSharedMemory);
+  bound(a.max_blocks_per_sm, OccupancyLimit::kBlocks);
+  o.blocks_per_sm = std::max(o.blocks_per_sm, 0);
+  return o;
+}
+
+int estimate_registers(const Graph& g, const KernelSpec& s) {
+  // Indices, the loop state and a few temporaries, then what the schedule keeps live.
+  double regs = 26;
+  int vector_loads = 0;
+  for (ValueId v : s.loaded) {
+    if (g.node(v).dims == s.domain || element_count(g.node(v).dims) == element_count(s.domain))
+      ++vector_loads;
+  }
+  const int V = std::max(1, s.vector_width);
+  regs += vector_loads * (V > 1 ? 4 : 1) + 2.0 * V;
+  if (s.cache == RowCache::kRegisters) {
+    for (ValueId v : s.cached)
+      regs += static_cast<double>(s.elems_per_thread) * (wide(g.node(v).dtype) ? 2 : 1);
+  }
+  for (ValueId v : s.members) {
+    if (op_family(g.node(v).op) == OpFamily::kReduce) regs += wide(g.node(v).dtype) ? 4 : 2;
+  }
+  regs += 8;  // margin: the estimate sets a minimum-blocks hint, and a low one would spill
+  return std::min(255, static_cast<int>(std::ceil(regs)));
+}
+
+size_t kernel_shared_bytes(const Graph& g, const KernelSpec& s) {
+  if (s.cache == RowCache::kShared) return s.shared_cache_bytes;
+  if (s.threads_per_row <= 32) return 0;
+  size_t bytes = 0;
+  for (ValueId v : s.members) {
+    if (op_family(g.node(v).op) == OpFamily::kReduce) bytes += 32 * (wide(g.node(v).dtype) ? 8 : 4);
+  }
+  return bytes;
+}
+
+double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
+  double element_bytes = 0;  // one element of every value read per domain element
+  const int64_t n = element_count(s.domain);
+  for (ValueId v : s.loaded) {
+    if (element_count(g.node(v).dims) == n) element_bytes += static_cast<double>(dtype_size(g.node(v).dtype));
+  }
+  if (element_bytes == 0) element_bytes = 4;  // reads of smaller operands only
+  const int V = std::max(1, s.vector_width);
+  if (s.schedule == ScheduleKind::kElementwise) return element_bytes * V;
+  if (s.cache == RowCache::kRegisters && !s.cached.empty() && (V > 1 || s.threads_per_row == 1)) {
+    // The whole row share is loaded before it is used: vector code issues it up front, and a
+    // thread that owns its row has no per-element guard to serialize the unrolled loads.
+    return element_bytes * static_cast<double>(s.elems_per_thread);
+  }
+  // One vector (or, guarded element by element, about two elements) per loop step.
+  return element_bytes * (V > 1 ? V : 2.0);
+}
+
+double instructions_per_element(const Graph& g, const KernelSpec& s) {
+  const double domain = static_cast<double>(std::max<int64_t>(1, element_count(s.domain)));
+  const int V = std::max(1, s.vector_width);
+  double k = 0;
+  for (ValueId v : s.members) {
+    const Node& n = g.node(v);
+    if (op_family(n.op) == OpFamily::kReduce) {
+      k += (wide(n.dtype) ? 2 : 1);  // one combine per element
+      continue;
+    }
+    k += op_instructions(n) * static_cast<double>(element_count(n.dims)) / domain;
+  }
+  for (ValueId v : s.inlined) k += op_instructions(g.node(v));  // recomputed at each element
+  // Address arithmetic, the load or store and the conversion from or to a 16-bit type.
+  auto access = [&](ValueId v) {
+    const DType t = g.node(v).dtype;
+    const double share = static_cast<double>(element_count(g.node(v).dims)) / domain;
+    const double conversion = t == DType::kF16 || t == DType::kBF16 ? 1 : 0;
+    return share * (3.0 / V + conversion);
+  };
+  for (ValueId v : s.loaded) k += access(v);
+  for (ValueId v : s.stored) k += access(v) + (g.node(v).dtype == DType::kBF16 ? 3 : 0);
+  k += 2.0 / V;  // the loop
+  // Combining a row across its threads: shuffles, then shared memory across warps.
+  if (!s.reduced_axes.empty() && s.threads_per_row > 1) {
+    int reductions = 0;
+    for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
+    const double T = s.threads_per_row;
+    const double steps = std::log2(std::min(32.0, T));
+    const double per_row = T * reductions * (3 * steps + (T > 32 ? 4 + T / 32 : 0));
+    k += per_row / static_cast<double>(std::max<int64_t>(1, s.cols));
+  }
+  return k;
+}
+
+int64_t work_units(const Graph& g, const KernelSpec& s) {
+  (void)g;
+  if (s.schedule == ScheduleKind::kElementwise) {
+    const int64_t vectors =
+        ceil_div(std::max<int64_t>(1, element_count(s.domain)), std::max(1, s.vector_width));
+    return std::max<int64_t>(1, ceil_div(vectors, s.block_threads));
+  }
+  const int64_t rows_per_block = std::max(1, s.block_threads / std::max(1, s.threads_per_row));
+  return std::max<int64_t>(1, ceil_div(s.rows, rows_per_block));
+}
+
+void size_grid(const PlanInputs& in, KernelSpec& s) {
+  const Graph& g = *in.graph;
+  s.registers_estimate = estimate_registers(g, s);
+  const Occupancy occ = occupancy(in.arch, s.block_threads, s.registers_estimate, kernel_shared_bytes(g, s));
+  s.min_blocks_per_sm = std::max(1, occ.blocks_per_sm);
+  const int64_t capacity = static_cast<int64_t>(in.arch.sm_count) * s.min_blocks_per_sm;
+  s.grid_blocks = std::max<int64_t>(1, std::min(work_units(g, s), capacity));
+}
+
+CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelSpec& s) {
+  CostBreakdown c;
+  c.registers = s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s);
+  c.occ = occupancy(a, s.block_threads, c.registers, kernel_shared_bytes(g, s));
+  const int64_t per_sm = std::max(1, c.occ.blocks_per_sm);
+  const int64_t capacity = static_cast<int64_t>(a.sm_count) * per_sm;
+  const int64_t grid = std::max<int64_t>(1, s.grid_blocks);
+  c.resident_blocks = std::min(grid, capacity);
+  c.waves = static_cast<double>(grid) / static_cast<double>(capacity);
+  // Grid-stride loops: each block takes ceil(units / grid) units; blocks beyond the device's
+  // capacity run in later rounds. Balance = ideal time / the time of the busiest SM.
+  const int64_t units = work_units(g, s);
+  const int64_t per_block = ceil_div(units, grid);
+  const int64_t rounds = ceil_div(grid, capacity);
+  const double ideal = static_cast<double>(units) / static_cast<double>(std::min(grid, capacity));
+  c.balance = std::min(1.0, ideal / static_cast<double>(rounds * per_block));
+
+  const double threads = static_cast<double>(c.resident_blocks) * s.block_threads;
+  // Threads with work: one per row lane, or one per vector step of an elementwise domain.
+  const double work_threads =
+      s.schedule == ScheduleKind::kElementwise
+          ? static_cast<double>(
+                ceil_div(std::max<int64_t>(1, element_count(s.domain)), std::max(1, s.vector_width)))
+          : static_cast<double>(s.rows) * std::max(1, s.threads_per_row);
+  const double active_threads = std::min(threads, work_threads);
+  c.bytes_in_flight = active_threads * bytes_in_flight_per_thread(g, s);
+  // Loads stall their thread until the data arrives, so reads flow at most at bytes in
+  // flight / latency (Little's law); stores retire without waiting and share the peak.
+  const double peak = a.dram_bandwidth * a.copy_efficiency;
+  c.bandwidth = std::max(1.0, std::min(peak, c.bytes_in_flight / a.memory_latency_seconds));
+  const double bytes = static_cast<double>(s.bytes_read) + static_cast<double>(s.bytes_written);
+  c.memory_seconds = std::max(bytes / peak, static_cast<double>(s.bytes_read) / c.bandwidth) / c.balance;
+
+  const double sms = std::min<double>(
+      a.sm_count, std::ceil(static_cast<double>(c.resident_blocks) / static_cast<double>(per_sm)));
+  const double warps_per_sm = std::min(threads, active_threads) / std::max(1.0, sms) / 32;
+  const double issue = std::max(0.05, std::min(0.8, 0.8 * warps_per_sm / 16));
+  const double instructions =
+      instructions_per_element(g, s) * static_cast<double>(std::max<int64_t>(1, element_count(s.domain)));
+  c.compute_seconds = instructions / (sms * a.lanes_issued_per_clock * a.clock_hz * issue) / c.balance;
+
+  if (s.threads_per_row > 32) {
+    // Two block barriers per reduction and row; other blocks on the SM hide part of them.
+    int reductions = 0;
+    for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
+    const double rows_per_sm = static_cast<double>(s.rows) / static_cast<double>(a.sm_count);
+    c.barrier_seconds = rows_per_sm * reductions * 2 * a.block_barrier_seconds / static_cast<double>(per_sm);
+  }
+  c.launch_seconds = a.launch_overhead_seconds;
+  c.total_seconds = c.launch_seconds + std::max(c.memory_seconds, c.compute_seconds) + c.barrier_seconds;
+  return c;
+}
+
+double copy_seconds(const ArchParams& a, double bytes) {
+  return a.launch_overhead_seconds + bytes / (a.dram_bandwidth * a.copy_efficiency);
+}
+
+}  // namespace fstitch

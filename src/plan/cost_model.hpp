@@ -1,0 +1,77 @@
+// The cost model of one kernel on one device: occupancy from registers, shared memory and
+// threads; waves and tails of the grid; bytes in flight against the bandwidth-latency
+// product; instructions per element. The planner scores fusion candidates with it and the
+// schedule of a kernel is the candidate it scores best.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "plan/kernel_spec.hpp"
+
+namespace fstitch {
+
+// What bounds the resident blocks of an SM.
+enum class OccupancyLimit : uint8_t { kThreads, kRegisters, kSharedMemory, kBlocks };
+const char* occupancy_limit_name(OccupancyLimit limit);
+
+struct Occupancy {
+  int blocks_per_sm = 0;  // 0: the block does not fit an SM at all
+  OccupancyLimit limit = OccupancyLimit::kThreads;
+  int threads_per_sm() const { return blocks_per_sm * block_threads; }
+  int block_threads = 0;
+};
+
+// Resident blocks per SM for blocks of `block_threads` threads using `registers` registers
+// per thread and `shared_bytes` of shared memory per block.
+Occupancy occupancy(const ArchParams& arch, int block_threads, int registers, size_t shared_bytes);
+
+// Estimated registers per thread of a kernel's generated code (conservative: the kernel is
+// compiled with a minimum-blocks hint derived from it, so a low estimate would spill).
+int estimate_registers(const Graph& graph, const KernelSpec& spec);
+
+// Shared memory per block the kernel declares.
+size_t kernel_shared_bytes(const Graph& graph, const KernelSpec& spec);
+
+// Global-memory bytes one thread has in flight at once: the loads it issues before it waits
+// on any of them.
+double bytes_in_flight_per_thread(const Graph& graph, const KernelSpec& spec);
+
+// Estimated instructions one thread issues per element of the domain, loads, stores and
+// reduction combines included.
+double instructions_per_element(const Graph& graph, const KernelSpec& spec);
+
+// Work units a grid-stride kernel hands out (rows per block, vector steps per block), the
+// granule of its tail.
+int64_t work_units(const Graph& graph, const KernelSpec& spec);
+
+struct CostBreakdown {
+  Occupancy occ;
+  int registers = 0;
+  int64_t resident_blocks = 0;  // blocks of the grid resident at once
+  double waves = 0;             // grid / resident capacity of the device
+  double balance = 1;           // useful work / work the slowest SM's share implies
+  double bytes_in_flight = 0;   // across the device
+  double bandwidth = 0;         // bytes per second the kernel can draw
+  double memory_seconds = 0;
+  double compute_seconds = 0;
+  double barrier_seconds = 0;
+  double launch_seconds = 0;
+  double total_seconds = 0;
+  bool compute_bound() const { return compute_seconds > memory_seconds; }
+};
+
+// The estimate of a kernel whose schedule fields (schedule, threads_per_row, block_threads,
+// grid_blocks, cache) and traffic (bytes_read, bytes_written) are set.
+CostBreakdown estimate_kernel(const ArchParams& arch, const Graph& graph, const KernelSpec& spec);
+
+// Resident blocks per SM and the grid a grid-stride kernel launches: one full wave of the
+// device, or the work units when there are fewer. Sets spec.grid_blocks and
+// spec.min_blocks_per_sm.
+void size_grid(const PlanInputs& in, KernelSpec& spec);
+
+// Time of a copy of `bytes` at the device's copy bandwidth (the speed of light the kernels
+// are measured against), launch included.
+double copy_seconds(const ArchParams& arch, double bytes);
+
+}  // namespace fstitch
