@@ -257,7 +257,9 @@ output "y" = %14
   // The norm (with exp) before the operation, the residual add after it.
   EXPECT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);
   for (const PlannedKernel& k : p.kernels) {
-    if (k.spec.is_member(4)) EXPECT_TRUE(k.spec.is_member(12)) << dump_plan(g, p);
+    if (k.spec.is_member(4)) {
+      EXPECT_TRUE(k.spec.is_member(12)) << dump_plan(g, p);
+    }
   }
 }
 
