@@ -714,6 +714,18 @@ FST_API fst_status fst_fuse_options_set_shared_memory_budget(fst_fuse_options* o
 FST_API fst_status fst_fuse_options_set_register_cap(fst_fuse_options* options, int registers);
 
 /**
+ * @brief Plan for a named device model: "a100" (sm_80), "h100" or "h200" (sm_90). Sets the
+ *        target architecture too. The cost model then uses that device's memory bandwidth,
+ *        SM count and limits. Without a model, a fusion made in a context with a CUDA device
+ *        uses what that device reports (SMs, memory clock and bus width, limits); otherwise the
+ *        target's defaults (sm_80: A100, sm_90: H100). The choice changes schedules and launch
+ *        sizes, never results beyond floating-point reassociation within a reduction.
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL arguments; ::FST_ERROR_UNSUPPORTED for an
+ *         unknown model (the message lists the known ones). @p options is unchanged on error.
+ */
+FST_API fst_status fst_fuse_options_set_device_model(fst_fuse_options* options, const char* model);
+
+/**
  * @brief Plan @p graph into fused kernels and generate their source.
  *
  * Compilation happens when a kernel's PTX or binary is first needed (a run, or

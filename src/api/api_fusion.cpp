@@ -329,6 +329,22 @@ FST_API fst_status fst_fuse_options_set_register_cap(fst_fuse_options* options, 
   });
 }
 
+FST_API fst_status fst_fuse_options_set_device_model(fst_fuse_options* options, const char* model) {
+  return guarded(__func__, [&] {
+    require_not_null(options, "options");
+    require_not_null(model, "model");
+    const std::optional<fstitch::ArchParams> arch = fstitch::arch_params_for_device(model);
+    if (!arch) {
+      fail(StatusCode::kUnsupported, "device model " + fstitch::quote_name(model) +
+                                         " is not known (known: \"a100\", \"h100\", \"h200\")");
+    }
+    options->options.target_sm = arch->sm;
+    options->options.device = arch;
+    options->target_set = true;
+    options->device_model_set = true;
+  });
+}
+
 FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* options,
                             fst_fusion** out_fusion) {
   return guarded(__func__, [&] {
@@ -342,6 +358,25 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
     if ((options == nullptr || !options->target_set) && fusion->context->device) {
       fuse_options.target_sm =
           fstitch::target_for_device(fusion->context->device->info().compute_capability());
+    }
+    if ((options == nullptr || !options->device_model_set) && fusion->context->device) {
+      // The cost model plans for the device the fusion will run on, as it reports itself.
+      const fstitch::cuda::DeviceInfo& d = fusion->context->device->info();
+      fstitch::DeviceFacts facts;
+      facts.compute_capability = d.compute_capability();
+      facts.name = d.name;
+      facts.sm_count = d.multiprocessors;
+      facts.memory_clock_khz = d.memory_clock_khz;
+      facts.memory_bus_bits = d.memory_bus_bits;
+      facts.clock_khz = d.clock_khz;
+      facts.max_threads_per_sm = d.max_threads_per_multiprocessor;
+      facts.max_blocks_per_sm = d.max_blocks_per_multiprocessor;
+      facts.registers_per_sm = d.registers_per_multiprocessor;
+      facts.shared_bytes_per_sm = d.shared_bytes_per_multiprocessor;
+      facts.max_shared_bytes_per_block = d.max_shared_bytes_per_block_optin;
+      facts.l2_bytes = d.l2_bytes;
+      if (const auto base = fstitch::arch_params(fuse_options.target_sm))
+        fuse_options.device = fstitch::refine_with_device(*base, facts);
     }
     fusion->graph = graph->graph;
     fusion->graph_serial = graph->serial;

@@ -33,6 +33,7 @@ class DeviceConstants;
 struct fst_fuse_options {
   fstitch::FusionOptions options;
   bool target_set = false;
+  bool device_model_set = false;  // fst_fuse_options_set_device_model
 };
 
 struct fst_kernel {

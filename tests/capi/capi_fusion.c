@@ -77,6 +77,38 @@ static void test_options(void) {
   fst_fuse_options_destroy(options);
 }
 
+/* A named device model sets the target and the cost model's device; the dump names it. */
+static void test_device_model(void) {
+  fst_fuse_options* options = NULL;
+  fst_graph* g;
+  fst_fusion* fusion = NULL;
+  char* dump = NULL;
+  fst_value x;
+
+  CHECK_FAIL(fst_fuse_options_set_device_model(NULL, "h200"), FST_ERROR_INVALID_ARGUMENT,
+             "fst_fuse_options_set_device_model", "options");
+  CHECK_OK(fst_fuse_options_create(&options));
+  if (options == NULL) return;
+  CHECK_FAIL(fst_fuse_options_set_device_model(options, NULL), FST_ERROR_INVALID_ARGUMENT,
+             "fst_fuse_options_set_device_model", "model");
+  CHECK_FAIL(fst_fuse_options_set_device_model(options, "h300"), FST_ERROR_UNSUPPORTED,
+             "fst_fuse_options_set_device_model", "\"h300\"");
+  CHECK_FAIL(fst_fuse_options_set_device_model(options, "H200"), FST_ERROR_UNSUPPORTED,
+             "fst_fuse_options_set_device_model", "h200");
+  CHECK_OK(fst_fuse_options_set_device_model(options, "a100"));
+  CHECK_OK(fst_fuse_options_set_device_model(options, "h200"));
+
+  g = capi_graph_with_x(&x);
+  CHECK_OK(fst_output(g, "y", fst_unary(g, FST_UNARY_EXP, x)));
+  CHECK_OK(fst_fuse(g, options, &fusion));
+  CHECK_OK(fst_fusion_dump(fusion, &dump));
+  CHECK(dump != NULL && strstr(dump, "target H200 SXM (sm_90)") != NULL);
+  fst_string_free(dump);
+  fst_fusion_destroy(fusion);
+  fst_graph_destroy(g);
+  fst_fuse_options_destroy(options);
+}
+
 /* A graph for fusing: y = x * b + 1 (f32[4,8] with b f32[8]), s = row sums of exp(x). */
 static fst_graph* fusable_graph(void) {
   fst_graph* g = capi_new_graph();
@@ -458,6 +490,7 @@ static void test_lifetime_and_opaque(void) {
 void test_fusion(void) {
   fst_graph* g;
   test_options();
+  test_device_model();
   test_fuse_bad_input();
   g = fusable_graph();
   if (g != NULL) {

@@ -138,6 +138,32 @@ FAKE_CUDA_EXPORT CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevi
     case cu::kAttrMemoryPoolsSupported:
       *value = c.memory_pools ? 1 : 0;
       break;
+    case cu::kAttrMemoryClockRate:
+      if (c.memory_clock_khz == 0) return fake_cuda::kInvalidValue;
+      *value = c.memory_clock_khz;
+      break;
+    case cu::kAttrGlobalMemoryBusWidth:
+      if (c.memory_bus_bits == 0) return fake_cuda::kInvalidValue;
+      *value = c.memory_bus_bits;
+      break;
+    case cu::kAttrClockRate:
+      *value = c.clock_khz;
+      break;
+    case cu::kAttrMaxThreadsPerMultiprocessor:
+      *value = 2048;
+      break;
+    case cu::kAttrMaxSharedMemoryPerMultiprocessor:
+      *value = 233472;
+      break;
+    case cu::kAttrMaxRegistersPerMultiprocessor:
+      *value = 65536;
+      break;
+    case cu::kAttrMaxSharedMemoryPerBlockOptin:
+      *value = 232448;
+      break;
+    case cu::kAttrMaxBlocksPerMultiprocessor:
+      *value = 32;
+      break;
     default:
       return fake_cuda::kInvalidValue;  // an attribute the stand-in does not simulate
   }

@@ -31,6 +31,19 @@ DeviceInfo query_device(const Driver& driver, int ordinal) {
   info.l2_bytes = attribute(kAttrL2CacheSize);
   info.cooperative_launch = attribute(kAttrCooperativeLaunch) != 0;
   info.memory_pools = attribute(kAttrMemoryPoolsSupported) != 0;
+  // Facts for the cost model: a driver that does not report one leaves it unknown (0).
+  auto optional_attribute = [&](int which) {
+    int value = 0;
+    return api.cuDeviceGetAttribute(&value, which, info.handle) == kSuccess && value > 0 ? value : 0;
+  };
+  info.clock_khz = optional_attribute(kAttrClockRate);
+  info.memory_clock_khz = optional_attribute(kAttrMemoryClockRate);
+  info.memory_bus_bits = optional_attribute(kAttrGlobalMemoryBusWidth);
+  info.max_threads_per_multiprocessor = optional_attribute(kAttrMaxThreadsPerMultiprocessor);
+  info.shared_bytes_per_multiprocessor = optional_attribute(kAttrMaxSharedMemoryPerMultiprocessor);
+  info.registers_per_multiprocessor = optional_attribute(kAttrMaxRegistersPerMultiprocessor);
+  info.max_shared_bytes_per_block_optin = optional_attribute(kAttrMaxSharedMemoryPerBlockOptin);
+  info.max_blocks_per_multiprocessor = optional_attribute(kAttrMaxBlocksPerMultiprocessor);
   return info;
 }
 

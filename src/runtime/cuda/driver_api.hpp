@@ -46,6 +46,16 @@ inline constexpr int kAttrComputeCapabilityMajor = 75;
 inline constexpr int kAttrComputeCapabilityMinor = 76;
 inline constexpr int kAttrCooperativeLaunch = 95;
 inline constexpr int kAttrMemoryPoolsSupported = 115;
+// What the cost model reads of a device (plan/arch.hpp DeviceFacts); a driver that does not
+// report one of them leaves it unknown.
+inline constexpr int kAttrClockRate = 13;
+inline constexpr int kAttrMemoryClockRate = 36;
+inline constexpr int kAttrGlobalMemoryBusWidth = 37;
+inline constexpr int kAttrMaxThreadsPerMultiprocessor = 39;
+inline constexpr int kAttrMaxSharedMemoryPerMultiprocessor = 81;
+inline constexpr int kAttrMaxRegistersPerMultiprocessor = 82;
+inline constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
+inline constexpr int kAttrMaxBlocksPerMultiprocessor = 106;
 
 // CUfunction_attribute values.
 inline constexpr int kFuncAttrNumRegs = 4;

@@ -1,0 +1,61 @@
+// A fusion made in a context with a CUDA device plans for that device as it reports itself:
+// its name, SM count and memory bandwidth reach the cost model (plan/arch.hpp), unless the
+// caller names a device model.
+#include <string>
+
+#include "cuda/cuda_test_support.hpp"
+
+namespace fstitch::cuda_test {
+namespace {
+
+class DeviceCostModel : public CudaSeamTest {};
+
+std::string dump_of(const fst_fusion* fusion) {
+  char* text = nullptr;
+  EXPECT_EQ(fst_fusion_dump(fusion, &text), FST_OK) << fst_last_error_message();
+  std::string dump = text ? text : "";
+  fst_string_free(text);
+  return dump;
+}
+
+uint32_t grid_of_first_kernel(const fst_fusion* fusion) {
+  const fst_kernel* kernel = nullptr;
+  EXPECT_EQ(fst_fusion_kernel(fusion, 0, &kernel), FST_OK);
+  uint32_t grid[3] = {}, block[3] = {};
+  size_t shared = 0;
+  EXPECT_EQ(fst_kernel_launch_config(kernel, grid, block, &shared), FST_OK);
+  return grid[0];
+}
+
+TEST_F(DeviceCostModel, TheDevicesOwnFactsReachThePlan) {
+  ContextPtr context = cuda_context();
+  GraphPtr graph = scale_graph(context.get(), 1 << 24);
+  FusionPtr fusion = fuse(graph.get(), FST_POLICY_STITCH);
+  const std::string dump = dump_of(fusion.get());
+  EXPECT_CONTAINS(dump, "(sm_90), 1 kernel(s)");
+  EXPECT_EQ(dump.find("H100 SXM"), std::string::npos) << "the target's default, not the device:\n" << dump;
+  const uint32_t full = grid_of_first_kernel(fusion.get());
+
+  // Half the SMs: a grid of one wave is half as large.
+  fake().set_multiprocessors(66);
+  ContextPtr smaller = cuda_context();
+  GraphPtr graph2 = scale_graph(smaller.get(), 1 << 24);
+  FusionPtr fusion2 = fuse(graph2.get(), FST_POLICY_STITCH);
+  EXPECT_EQ(grid_of_first_kernel(fusion2.get()) * 2, full) << dump_of(fusion2.get());
+}
+
+TEST_F(DeviceCostModel, ANamedModelWinsOverTheDevice) {
+  ContextPtr context = cuda_context();
+  GraphPtr graph = scale_graph(context.get(), 1 << 20);
+  fst_fuse_options* options = nullptr;
+  ASSERT_EQ(fst_fuse_options_create(&options), FST_OK);
+  ASSERT_EQ(fst_fuse_options_set_device_model(options, "h100"), FST_OK);
+  fst_fusion* raw = nullptr;
+  ASSERT_EQ(fst_fuse(graph.get(), options, &raw), FST_OK) << fst_last_error_message();
+  fst_fuse_options_destroy(options);
+  FusionPtr fusion(raw);
+  EXPECT_CONTAINS(dump_of(fusion.get()), "target H100 SXM (sm_90)");
+}
+
+}  // namespace
+}  // namespace fstitch::cuda_test
