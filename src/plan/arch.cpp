@@ -8,7 +8,7 @@ namespace {
 ArchParams ampere_a100() {
   ArchParams a;
   a.sm = 80;
-  a.name = "A100 SXM (sm_80)";
+  a.name = "A100 SXM";
   a.sm_count = 108;
   a.dram_bandwidth = 2.039e12;  // 80 GB HBM2e
   a.memory_latency_seconds = 650e-9;
@@ -48,7 +48,7 @@ std::optional<ArchParams> arch_params(int sm) {
     case 80:
       return ampere_a100();
     case 90:
-      return hopper("H100 SXM (sm_90)", 3.35e12);
+      return hopper("H100 SXM", 3.35e12);
     default:
       return std::nullopt;
   }
@@ -56,13 +56,13 @@ std::optional<ArchParams> arch_params(int sm) {
 
 std::optional<ArchParams> arch_params_for_device(const std::string& model) {
   if (model == "a100") return ampere_a100();
-  if (model == "h100") return hopper("H100 SXM (sm_90)", 3.35e12);
-  if (model == "h200") return hopper("H200 SXM (sm_90)", 4.8e12);
+  if (model == "h100") return hopper("H100 SXM", 3.35e12);
+  if (model == "h200") return hopper("H200 SXM", 4.8e12);
   return std::nullopt;
 }
 
 ArchParams refine_with_device(ArchParams a, const DeviceFacts& d) {
-  if (!d.name.empty()) a.name = d.name + " (sm_" + std::to_string(a.sm) + ")";
+  if (!d.name.empty()) a.name = d.name;
   if (d.sm_count > 0) a.sm_count = d.sm_count;
   if (d.memory_clock_khz > 0 && d.memory_bus_bits > 0)
     a.dram_bandwidth = 2.0 * d.memory_clock_khz * 1e3 * (d.memory_bus_bits / 8.0);

@@ -1,8 +1,8 @@
 #include "plan/plan.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <locale>
 #include <map>
@@ -493,7 +493,8 @@ const char* launch_kind_name(LaunchKind kind) {
 std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
   std::ostringstream out;
   out.imbue(std::locale::classic());  // no digit grouping from a global locale
-  out << "fusion plan: policy " << fusion_policy_name(plan.options.policy) << ", target " << plan.arch.name
+  out << "fusion plan: policy " << fusion_policy_name(plan.options.policy) << ", target sm_" << plan.arch.sm
+      << " (" << plan.arch.name << ")"
       << ", " << plan.kernels.size() << " kernel(s), workspace " << plan.workspace_bytes << " bytes\n";
   out << "global bytes: planned " << plan.planned_bytes << ", lower bound " << plan.lower_bound_bytes
       << "; estimated time " << seconds_text(plan.est_seconds) << "\n";
@@ -527,12 +528,13 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     {
       const CostBreakdown c = estimate_kernel(plan.arch, graph, s);
       const double bytes = static_cast<double>(s.bytes_read) + static_cast<double>(s.bytes_written);
-      const long percent = std::lround(100.0 * copy_seconds(plan.arch, bytes) / std::max(c.total_seconds, 1e-12));
-      out << "  model: ~" << c.registers << " registers, " << c.occ.blocks_per_sm << " block(s)/SM (limited by "
-          << occupancy_limit_name(c.occ.limit) << "), " << std::lround(100.0 * c.waves) << "% of a wave, vector "
-          << s.vector_width << ", " << std::lround(c.bytes_in_flight / 1024.0) << " KiB in flight, "
-          << (c.compute_bound() ? "compute" : "memory") << " bound, " << percent
-          << "% of copy bandwidth\n";
+      const long percent =
+          std::lround(100.0 * copy_seconds(plan.arch, bytes) / std::max(c.total_seconds, 1e-12));
+      out << "  model: ~" << c.registers << " registers, " << c.occ.blocks_per_sm
+          << " block(s)/SM (limited by " << occupancy_limit_name(c.occ.limit) << "), "
+          << std::lround(100.0 * c.waves) << "% of a wave, vector " << s.vector_width << ", "
+          << std::lround(c.bytes_in_flight / 1024.0) << " KiB in flight, "
+          << (c.compute_bound() ? "compute" : "memory") << " bound, " << percent << "% of copy bandwidth\n";
     }
     if (s.members.empty()) out << "  copies %" << s.stored.front() << " to its output\n";
     for (ValueId v : s.members) {
