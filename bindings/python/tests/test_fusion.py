@@ -144,6 +144,18 @@ def test_fusion_description(layer_norm_graph):
     assert "kernels=1" in repr(fusion)
 
 
+def test_device_model(layer_norm_graph):
+    fusion = layer_norm_graph.fuse(device="h200")
+    assert "target sm_90 (H200 SXM)" in fusion.plan
+    assert "target sm_80 (A100 SXM)" in layer_norm_graph.fuse(device="a100").plan
+    with pytest.raises(fstitch.Error) as e:
+        layer_norm_graph.fuse(device="h300")
+    assert e.value.status == fstitch.Status.UNSUPPORTED and "h300" in str(e.value)
+    with pytest.raises(fstitch.Error) as e:
+        layer_norm_graph.fuse(device=200)
+    assert e.value.status == fstitch.Status.INVALID_ARGUMENT
+
+
 def test_kernel_inspection(ctx):
     g = ctx.graph()
     x = g.input("x", "f32", (4, 256))

@@ -311,6 +311,7 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
     "fst_fuse_options_set_target_arch": (c_enum, [FuseOptionsP, c_int]),
     "fst_fuse_options_set_shared_memory_budget": (c_enum, [FuseOptionsP, c_size_t]),
     "fst_fuse_options_set_register_cap": (c_enum, [FuseOptionsP, c_int]),
+    "fst_fuse_options_set_device_model": (c_enum, [FuseOptionsP, c_char_p]),
     "fst_fuse": (c_enum, [GraphP, FuseOptionsP, POINTER(FusionP)]),
     "fst_fusion_destroy": (None, [FusionP]),
     "fst_fusion_kernel_count": (c_enum, [FusionP, POINTER(c_size_t)]),

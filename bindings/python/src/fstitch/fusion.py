@@ -11,8 +11,9 @@ from . import _lib
 from ._args import C_INT_RANGE, SIZE_RANGE, as_int
 from ._call import check, decode
 from ._handle import OwnedHandle
+from ._show import shown
 from .enums import LaunchKind, ParamKind, Policy, c_value, from_c, parse
-from .errors import api
+from .errors import Error, Status, api
 from .opaque import OpaqueOp, Step
 from .opaque import opaque_ops as all_opaque_ops
 from .opaque import steps as opaque_steps
@@ -52,7 +53,9 @@ class EstimatedBytes(NamedTuple):
     written: int
 
 
-def _fuse_options(policy: Any, target: Any, shared_memory: Any, registers: Any) -> Any:
+def _fuse_options(
+    policy: Any, target: Any, shared_memory: Any, registers: Any, device: Any = None
+) -> Any:
     """New fst_fuse_options holding the arguments; the caller destroys them."""
     lib = _lib.library()
     chosen = parse(Policy, policy, "policy")
@@ -75,6 +78,10 @@ def _fuse_options(policy: Any, target: Any, shared_memory: Any, registers: Any) 
                     options, as_int(registers, "registers", C_INT_RANGE)
                 )
             )
+        if device is not None:
+            if not isinstance(device, str):
+                raise Error(Status.INVALID_ARGUMENT, f"device {shown(device)} is not a str")
+            check(lib.fst_fuse_options_set_device_model(options, device.encode()))
     except BaseException:
         lib.fst_fuse_options_destroy(options)
         raise
@@ -104,10 +111,16 @@ class Fusion(OwnedHandle):
 
     @classmethod
     def _create(
-        cls, graph: Any, policy: Any, target: Any, shared_memory: Any, registers: Any
+        cls,
+        graph: Any,
+        policy: Any,
+        target: Any,
+        shared_memory: Any,
+        registers: Any,
+        device: Any = None,
     ) -> Fusion:
         lib = _lib.library()
-        options = _fuse_options(policy, target, shared_memory, registers)
+        options = _fuse_options(policy, target, shared_memory, registers, device)
         try:
             pointer = _lib.FusionP()
             check(graph._call("fst_fuse", options, ctypes.byref(pointer)))

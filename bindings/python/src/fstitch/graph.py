@@ -466,6 +466,7 @@ class Graph(OwnedHandle):
         target: int | None = None,
         shared_memory: int | None = None,
         registers: int | None = None,
+        device: str | None = None,
     ) -> Fusion:
         """Plans the graph into fused kernels and generates their CUDA C.
 
@@ -475,7 +476,10 @@ class Graph(OwnedHandle):
                 device, or sm_90 without one.
             shared_memory: shared memory per block the planner may use, in bytes.
             registers: registers per thread the planner may plan for.
+            device: plan for a named device model, "a100", "h100" or "h200" (this sets the
+                target too); None for the context's device as it reports itself, or the
+                target's default (A100 for sm_80, H100 for sm_90) without one.
         """
         from .fusion import Fusion
 
-        return Fusion._create(self, policy, target, shared_memory, registers)
+        return Fusion._create(self, policy, target, shared_memory, registers, device)

@@ -571,6 +571,10 @@ extern "C" {
         options: *mut fst_fuse_options,
         registers: c_int,
     ) -> fst_status;
+    pub fn fst_fuse_options_set_device_model(
+        options: *mut fst_fuse_options,
+        model: *const c_char,
+    ) -> fst_status;
     pub fn fst_fuse(
         graph: *const fst_graph,
         options: *const fst_fuse_options,

@@ -10,7 +10,7 @@ use crate::context::Context;
 use crate::enums::{Backend, FusionPolicy};
 use crate::error::{check, Error, Result, Status};
 use crate::kernel::Kernel;
-use crate::util::take_c_string;
+use crate::util::{c_string, take_c_string};
 
 /// Options for [`crate::Graph::fuse`]. Unset options keep the library's defaults: policy
 /// stitch, the context's device architecture (else sm_90), 48 KiB of shared memory per
@@ -22,6 +22,7 @@ pub struct FuseOptions {
     target_arch: Option<i32>,
     shared_memory_budget: Option<usize>,
     register_cap: Option<i32>,
+    device_model: Option<String>,
 }
 
 impl FuseOptions {
@@ -55,6 +56,14 @@ impl FuseOptions {
         self
     }
 
+    /// Plan for a named device model: "a100" (sm_80), "h100" or "h200" (sm_90); this sets
+    /// the target too ([`Status::Unsupported`] for other names). Without one, a CUDA
+    /// context's device is planned for as it reports itself, else the target's default.
+    pub fn device_model(mut self, model: &str) -> Self {
+        self.device_model = Some(model.to_owned());
+        self
+    }
+
     /// Applies the options and fuses `graph`.
     pub(crate) fn fuse(&self, graph: *const sys::fst_graph, context: &Context) -> Result<Fusion> {
         let options = OwnedFuseOptions::new()?;
@@ -70,6 +79,10 @@ impl FuseOptions {
         }
         if let Some(registers) = self.register_cap {
             check(unsafe { sys::fst_fuse_options_set_register_cap(options.0, registers) })?;
+        }
+        if let Some(model) = &self.device_model {
+            let model = c_string(model, "device model")?;
+            check(unsafe { sys::fst_fuse_options_set_device_model(options.0, model.as_ptr()) })?;
         }
         let mut raw = ptr::null_mut();
         // SAFETY: a live graph, live options and a valid out pointer.

@@ -319,6 +319,7 @@ fn bad_fuse_options_are_refused() {
             FuseOptions::new().shared_memory_budget(1 << 30),
             Status::InvalidArgument,
         ),
+        (FuseOptions::new().device_model("h300"), Status::Unsupported),
     ];
     for (options, status) in cases {
         let error = graph.fuse(&options).unwrap_err();
@@ -333,6 +334,10 @@ fn bad_fuse_options_are_refused() {
                 .shared_memory_budget(96 * 1024),
         )
         .unwrap();
+    let h200 = graph
+        .fuse(&FuseOptions::new().device_model("h200"))
+        .unwrap();
+    assert!(h200.dump().unwrap().contains("target sm_90 (H200 SXM)"));
 }
 
 #[test]
