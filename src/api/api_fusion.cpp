@@ -75,7 +75,8 @@ void launch_on_host(const fst_fusion& fusion, const fstitch::host::HostModule& m
   const fstitch::PlannedKernel& k = fusion.plan.kernels[index];
   fstitch::host::Dim3 grid{static_cast<unsigned>(k.spec.grid_blocks), 1, 1};
   fstitch::host::Dim3 block{static_cast<unsigned>(k.spec.block_threads), 1, 1};
-  module.launch(k.name, grid, block, 0, args.params(), host_launch_options(fusion, k));
+  module.launch(k.name, grid, block, k.spec.dynamic_shared_bytes, args.params(),
+                host_launch_options(fusion, k));
 }
 
 // Runs opaque step `index` through the caller's callback, with its buffers at the plan's
@@ -217,9 +218,9 @@ const std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>>& fst_fusion::cud
   const fstitch::cuda::Device& device = *context->device;
   std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> loaded;
   for (size_t i = 0; i < kernels.size(); ++i) {
-    loaded.push_back(
-        fstitch::cuda::LoadedKernel::load(device.driver_ptr(), *device_module(i), plan.kernels[i].name,
-                                          device.info().compute_capability(), plan.options.target_sm));
+    loaded.push_back(fstitch::cuda::LoadedKernel::load(
+        device.driver_ptr(), *device_module(i), plan.kernels[i].name, device.info().compute_capability(),
+        plan.options.target_sm, device.info().handle, plan.kernels[i].spec.dynamic_shared_bytes));
     context->logger.log(fstitch::LogLevel::kDebug,
                         "loaded kernel " + plan.kernels[i].name + " from its " +
                             fstitch::cuda::image_kind_name(loaded.back()->image()));
@@ -519,7 +520,7 @@ FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t o
     out_grid[1] = out_grid[2] = 1;
     out_block[0] = static_cast<uint32_t>(s.block_threads);
     out_block[1] = out_block[2] = 1;
-    *out_dynamic_shared_bytes = 0;
+    *out_dynamic_shared_bytes = planned(kernel).spec.dynamic_shared_bytes;
   });
 }
 

@@ -700,7 +700,20 @@ class KernelEmitter {
     }
     for (const std::string& type : smem_types)
       line("FST_SHARED(" + type + ", fst_red_" + smem_suffix(type) + ", 32);");
-    if (s_.cache == RowCache::kShared) {
+    if (s_.cache == RowCache::kShared && s_.dynamic_shared_bytes > 0) {
+      // Past the static limit: the buffers are carved from dynamic shared memory, each at a
+      // 16-byte boundary (the launch passes s_.dynamic_shared_bytes).
+      line("FST_DYNAMIC_SHARED(double, fst_dynamic_shared);");
+      size_t offset = 0;
+      for (size_t b = 0; b < s_.shared_buffer_types.size(); ++b) {
+        const DType t = s_.shared_buffer_types[b];
+        const std::string type = compute_type(t);
+        line(type + "* const fst_row_cache" + std::to_string(b) + " = reinterpret_cast<" + type +
+             "*>(reinterpret_cast<unsigned char*>(fst_dynamic_shared) + " + std::to_string(offset) + ");");
+        const size_t element_bytes = t == DType::kF64 || t == DType::kI64 ? 8 : 4;
+        offset += (static_cast<size_t>(s_.cols) * element_bytes + 15) / 16 * 16;
+      }
+    } else if (s_.cache == RowCache::kShared) {
       for (size_t b = 0; b < s_.shared_buffer_types.size(); ++b) {
         line("FST_SHARED(" + std::string(compute_type(s_.shared_buffer_types[b])) + ", fst_row_cache" +
              std::to_string(b) + ", " + std::to_string(s_.cols) + ");");

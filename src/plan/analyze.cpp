@@ -3,6 +3,7 @@
 // value, a row value, or an index-pure value computed on demand.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "plan/constants.hpp"
@@ -70,6 +71,7 @@ void reset(KernelSpec& s) {
   s.cache_buffer.clear();
   s.shared_buffer_types.clear();
   s.shared_cache_bytes = 0;
+  s.dynamic_shared_bytes = 0;
   s.bytes_read = s.bytes_written = 0;
   s.compute_ops = 0;
   s.est_seconds = 0;
@@ -126,16 +128,23 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
     free_after[static_cast<size_t>(chosen)] = last_pass(masks[i]);
     buffer_of[i] = chosen;
   }
-  const size_t budget = std::min<size_t>(in.shared_budget, 48 * 1024);
-  size_t bytes = 4 * 32 * sizeof(double);  // reduction scratch, at most one array per type
+  // Up to the device's per-block limit: past the 48 KiB a block may declare statically, the
+  // row buffers move to dynamic shared memory (the kernel opts in to the larger size).
+  const size_t budget = std::min<size_t>(
+      in.shared_budget, static_cast<size_t>(std::max(0, in.arch.max_shared_bytes_per_block)));
+  const size_t scratch = 4 * 32 * sizeof(double);  // reduction scratch, at most one array per type
+  size_t bytes = scratch;
   for (DType t : types) {
-    // Checked: a row may be far longer than any shared memory (up to 2^62 elements).
+    // Checked: a row may be far longer than any shared memory (up to 2^62 elements). Each
+    // buffer starts at a 16-byte boundary.
     const size_t element_bytes = t == DType::kF64 || t == DType::kI64 ? 8 : 4;
     const std::optional<size_t> row_bytes = checked_mul(static_cast<size_t>(spec.cols), element_bytes);
-    const std::optional<size_t> total = row_bytes ? checked_add(bytes, *row_bytes) : std::nullopt;
+    const std::optional<size_t> total =
+        row_bytes ? checked_add(bytes, (*row_bytes + 15) / 16 * 16) : std::nullopt;
     if (!total || *total > budget) return false;
     bytes = *total;
   }
+  spec.dynamic_shared_bytes = bytes > kStaticSharedLimit ? bytes - scratch : 0;
   std::vector<size_t> by_value(cached.size());
   for (size_t i = 0; i < by_value.size(); ++i) by_value[i] = i;
   std::sort(by_value.begin(), by_value.end(), [&](size_t a, size_t b) { return cached[a] < cached[b]; });
@@ -510,7 +519,21 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         if (member(u)) s |= contribute(u);
       }
       need[i] = s;
-      if (allow_cache && popcount64(s) >= 2) {
+      // A cheap value needed by several passes that reads at most one element value is
+      // recomputed from it (which is then cached instead): caching x - mean beside x would
+      // double the cache, while x + bias + residual is cheaper cached than its two operands.
+      int element_operands = 0;
+      for (ValueId o : g.node(v).operands) {
+        const int k = index(o);
+        // A broadcast row value is at hand in every pass: it does not count.
+        const bool element = k >= 0 ? spec.roles[static_cast<size_t>(k)] == ValueRole::kElement &&
+                                          !spec.pures[static_cast<size_t>(k)] &&
+                                          g.node(o).op != OpKind::kBroadcast
+                                    : g.node(o).dims == spec.domain && !in.inlined[static_cast<size_t>(o)];
+        element_operands += element ? 1 : 0;
+      }
+      const bool worth_caching = classify(g, v) == OpClass::kExpensiveElementwise || element_operands > 1;
+      if (allow_cache && popcount64(s) >= 2 && worth_caching) {
         int p = 0;
         while (!((s >> p) & 1)) ++p;
         first[i] = p;
@@ -575,71 +598,87 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     if (widest > 0 && n >= static_cast<int64_t>(16 / widest))
       elementwise_vector = static_cast<int>(16 / widest);
   }
+  // A mapping of threads onto rows and a block size, with where the row's multi-pass values
+  // are kept: registers, shared memory (block per row) or nowhere (re-read in each pass).
   struct Mapping {
     ScheduleKind schedule;
     int threads_per_row;
     int block_threads;
+    RowCache cache = RowCache::kRegisters;
   };
   std::vector<Mapping> mappings;
+  auto add_row_mapping = [&](ScheduleKind kind, int t, int b) {
+    mappings.push_back({kind, t, b, RowCache::kRegisters});
+    if (cache_candidates.empty()) return;
+    if (kind == ScheduleKind::kBlockPerRow) mappings.push_back({kind, t, b, RowCache::kShared});
+    mappings.push_back({kind, t, b, RowCache::kRecompute});
+  };
   if (!has_reduction) {
     for (int b : {128, 256, 512}) mappings.push_back({ScheduleKind::kElementwise, 1, b});
   } else if (!spec.contiguous_rows || C == 1) {
-    for (int b : {128, 256}) mappings.push_back({ScheduleKind::kThreadPerRow, 1, b});
+    for (int b : {128, 256}) add_row_mapping(ScheduleKind::kThreadPerRow, 1, b);
   } else {
     for (int t = 2; t <= 16 && t / 2 < C; t *= 2) {
-      for (int b : {128, 256}) mappings.push_back({ScheduleKind::kSubWarpPerRow, t, b});
+      for (int b : {128, 256}) add_row_mapping(ScheduleKind::kSubWarpPerRow, t, b);
     }
     if (C > 16) {
-      for (int b : {128, 256}) mappings.push_back({ScheduleKind::kWarpPerRow, 32, b});
+      for (int b : {128, 256}) add_row_mapping(ScheduleKind::kWarpPerRow, 32, b);
     }
-    for (int t = 64; t <= 1024 && t / 2 < C; t *= 2) mappings.push_back({ScheduleKind::kBlockPerRow, t, t});
+    for (int t = 64; t <= 1024 && t / 2 < C; t *= 2) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
   }
-  std::vector<ValueId> cached;
+  // Applies a mapping to spec; false when its cache placement does not fit.
   auto apply = [&](const Mapping& m) {
     spec.schedule = m.schedule;
     spec.threads_per_row = m.threads_per_row;
     spec.block_threads = m.block_threads;
     spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
     spec.vector_width = has_reduction ? 1 : elementwise_vector;
-    // Register slots: cached.size() x elems_per_thread at most half the register cap,
-    // compared by division because a row may hold up to 2^62 elements.
-    cached = cache_candidates;
-    uint64_t reads = reads_cached;
-    spec.cache = RowCache::kRegisters;
+    spec.cache = m.cache;
+    spec.cached.clear();
     spec.cache_buffer.clear();
     spec.shared_buffer_types.clear();
     spec.shared_cache_bytes = 0;
-    const bool fits_registers =
-        cached.empty() || spec.elems_per_thread <=
-                              static_cast<int64_t>(in.register_cap / 2) / static_cast<int64_t>(cached.size());
-    if (!fits_registers) {
-      // Too many for registers: a block-per-row kernel keeps its row in shared memory when it
-      // fits the budget, buffers reused by values whose passes do not overlap.
-      if (spec.schedule != ScheduleKind::kBlockPerRow ||
-          !assign_shared_cache(in, spec, cached, cache_masks)) {
-        cached.clear();
-        reads = reads_recomputed;
-        spec.cache = RowCache::kRecompute;
-      }
+    spec.dynamic_shared_bytes = 0;
+    spec.bytes_read = reads_cached;
+    switch (m.cache) {
+      case RowCache::kRegisters:
+        // Register slots: cached.size() x elems_per_thread at most half the register cap,
+        // compared by division because a row may hold up to 2^62 elements.
+        if (!cache_candidates.empty() &&
+            spec.elems_per_thread >
+                static_cast<int64_t>(in.register_cap / 2) / static_cast<int64_t>(cache_candidates.size()))
+          return false;
+        spec.cached = cache_candidates;
+        std::sort(spec.cached.begin(), spec.cached.end());
+        break;
+      case RowCache::kShared:
+        // Buffers reused by values whose passes do not overlap, within the budget.
+        if (!assign_shared_cache(in, spec, cache_candidates, cache_masks)) return false;
+        break;
+      case RowCache::kRecompute:
+        spec.bytes_read = reads_recomputed;
+        break;
     }
-    if (spec.cache != RowCache::kShared) {
-      std::sort(cached.begin(), cached.end());
-      spec.cached = cached;
-    }
-    spec.bytes_read = reads;
     size_grid(in, spec);
     spec.est_seconds = estimate_seconds(in, spec);
+    return true;
   };
-  size_t best = 0;
-  double best_seconds = 0;
+  size_t best = mappings.size();
+  double best_seconds = std::numeric_limits<double>::infinity();
+  size_t last_applied = mappings.size();
   for (size_t i = 0; i < mappings.size(); ++i) {
-    apply(mappings[i]);
-    if (i == 0 || spec.est_seconds < best_seconds) {
+    if (!apply(mappings[i])) continue;
+    last_applied = i;
+    if (spec.est_seconds < best_seconds) {
       best = i;
       best_seconds = spec.est_seconds;
     }
   }
-  if (best + 1 != mappings.size()) apply(mappings[best]);
+  if (best == mappings.size()) {
+    return reject(
+        "no schedule fits the device: every mapping needs more registers or shared memory than an SM has");
+  }
+  if (best != last_applied) apply(mappings[best]);
   return true;
 }
 

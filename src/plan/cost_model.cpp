@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "plan/op_class.hpp"
 
@@ -144,13 +145,16 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
   const int V = std::max(1, s.vector_width);
   regs += vector_loads * (V > 1 ? 4 : 1) + 2.0 * V;
   if (s.cache == RowCache::kRegisters) {
+    // Each slot, plus the loads in flight beside the cached values and the temporaries
+    // ptxas keeps for them (calibrated against compiled row kernels: about half a register
+    // more per slot).
     for (ValueId v : s.cached)
-      regs += static_cast<double>(s.elems_per_thread) * (wide(g.node(v).dtype) ? 2 : 1);
+      regs += 1.5 * static_cast<double>(s.elems_per_thread) * (wide(g.node(v).dtype) ? 2 : 1);
   }
   for (ValueId v : s.members) {
     if (op_family(g.node(v).op) == OpFamily::kReduce) regs += wide(g.node(v).dtype) ? 4 : 2;
   }
-  regs += 8;  // margin: the estimate sets a minimum-blocks hint, and a low one would spill
+  regs += 12;  // margin: the estimate sets a minimum-blocks hint, and a low one would spill
   return std::min(255, static_cast<int>(std::ceil(regs)));
 }
 
@@ -241,6 +245,11 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
   CostBreakdown c;
   c.registers = s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s);
   c.occ = occupancy(a, s.block_threads, c.registers, kernel_shared_bytes(g, s));
+  if (c.occ.blocks_per_sm == 0) {
+    // Not one block fits an SM: the kernel could not launch (or would spill to fit).
+    c.total_seconds = std::numeric_limits<double>::infinity();
+    return c;
+  }
   const int64_t per_sm = std::max(1, c.occ.blocks_per_sm);
   const int64_t capacity = static_cast<int64_t>(a.sm_count) * per_sm;
   const int64_t grid = std::max<int64_t>(1, s.grid_blocks);

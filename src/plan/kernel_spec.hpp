@@ -48,6 +48,10 @@ const char* stitch_scheme_name(StitchScheme s);
 // re-reading their inputs from global memory).
 enum class RowCache : uint8_t { kRegisters, kShared, kRecompute };
 
+// Shared memory a block may declare statically; beyond it a kernel opts in to dynamic
+// shared memory up to the device's per-block limit.
+inline constexpr size_t kStaticSharedLimit = 48 * 1024;
+
 struct KernelSpec {
   std::vector<ValueId> members;  // topological order
   Dims domain;
@@ -88,6 +92,9 @@ struct KernelSpec {
   std::vector<int> cache_buffer;           // kShared: buffer of each cached value (parallel)
   std::vector<DType> shared_buffer_types;  // kShared: a dtype of each buffer's compute type
   size_t shared_cache_bytes = 0;           // kShared: buffers plus reduction scratch
+  // kShared past the static limit: the buffers, in dynamic shared memory (each at a
+  // 16-byte boundary); 0 when they are static arrays.
+  size_t dynamic_shared_bytes = 0;
 
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
@@ -101,7 +108,7 @@ struct PlanInputs {
   FusionPolicy policy = FusionPolicy::kStitch;
   ArchParams arch;
   int register_cap = 64;
-  size_t shared_budget = 48 * 1024;
+  size_t shared_budget = 227 * 1024;  // capped by the device's per-block limit
   std::vector<std::vector<ValueId>> users;  // live users of each value
   std::vector<bool> live;
   std::vector<bool> graph_output;

@@ -79,7 +79,7 @@ struct FusionOptions {
   // The device the plan is for (a named model, or what a CUDA context's device reports):
   // its parameters replace the target's defaults when it runs code of target_sm.
   std::optional<ArchParams> device;
-  size_t shared_budget = 48 * 1024;
+  size_t shared_budget = 227 * 1024;  // per block; capped by the device's limit
   int register_cap = 64;
 };
 

@@ -169,4 +169,36 @@ TEST(NvrtcCompile, LargeShapesKeepThePlannedOccupancyWithoutSpills) {
   }
 }
 
+// Rows cached in dynamic shared memory past 48 KiB compile for both targets, each within its
+// architecture's per-block limit.
+TEST(NvrtcCompile, DynamicSharedRowCachesCompile) {
+  std::vector<jit::CompileRequest> requests;
+  struct Case {
+    int64_t cols;
+    DType dtype;
+    int sm;
+  };
+  for (Case c : {Case{50257, DType::kBF16, 90}, Case{32768, DType::kF32, 80}}) {
+    Graph g = testing::log_softmax(64, c.cols, c.dtype);
+    FusionPlan p = plan(g, FusionPolicy::kStitch, c.sm);
+    ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+    ASSERT_GT(p.kernels[0].spec.dynamic_shared_bytes, kStaticSharedLimit) << dump_plan(g, p);
+    jit::CompileRequest r;
+    r.source = std::string(kernel_prelude()) + emit_kernel(g, p.kernels[0]);
+    EXPECT_NE(r.source.find("FST_DYNAMIC_SHARED("), std::string::npos);
+    r.name = "log_softmax.cu";
+    r.arch = c.sm;
+    requests.push_back(r);
+  }
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  for (const jit::ModulePtr& m : modules) {
+    EXPECT_NE(m->ptx.find(".extern .shared"), std::string::npos) << m->ptx.substr(0, 2000);
+    for (const jit::FunctionResources& f : m->resources) {
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name;
+      EXPECT_LE(f.shared_bytes, static_cast<int64_t>(kStaticSharedLimit)) << f.name;
+    }
+  }
+}
+
 }  // namespace fstitch

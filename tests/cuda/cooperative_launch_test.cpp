@@ -140,7 +140,7 @@ class CooperativeLaunch : public CudaSeamTest {
     jit::CompiledModule module;
     module.ptx = kGridKernelPtx;
     // An sm_80 module on the sm_90 device: loaded from its PTX (it has no CUBIN).
-    kernel_ = cuda::LoadedKernel::load(driver_, module, "grid_kernel", 90, 80);
+    kernel_ = cuda::LoadedKernel::load(driver_, module, "grid_kernel", 90, 80, device_->info().handle);
     ASSERT_EQ(kernel_->image(), cuda::ImageKind::kPtx);
     fake().set_param_count("grid_kernel", 1);
   }

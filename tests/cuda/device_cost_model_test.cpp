@@ -59,3 +59,30 @@ TEST_F(DeviceCostModel, ANamedModelWinsOverTheDevice) {
 
 }  // namespace
 }  // namespace fstitch::cuda_test
+
+namespace fstitch::cuda_test {
+namespace {
+
+// A row past 48 KiB of shared memory: the kernel is opted in to its dynamic shared memory on
+// the device before it is launched with it, and its launch configuration says how much.
+TEST_F(DeviceCostModel, LongRowsOptInToDynamicSharedMemory) {
+  ContextPtr context = cuda_context();
+  GraphPtr graph = layer_norm_graph(context.get(), 264, 30000);
+  FusionPtr fusion = fuse(graph.get(), FST_POLICY_STITCH);
+  const std::vector<KernelInfo> kernels = kernels_of(fusion.get());
+  ASSERT_EQ(kernels.size(), 1u) << dump_of(fusion.get());
+  EXPECT_GT(kernels[0].shared_bytes, 48u * 1024) << dump_of(fusion.get());
+  RunBuffers buffers(graph.get());
+  fake().clear_records();
+  ASSERT_EQ(run(fusion.get(), buffers, nullptr, nullptr), FST_OK) << fst_last_error_message();
+  const size_t opt_in = fake().find_call("cuKernelSetAttribute");
+  const size_t launch = fake().find_call("cuLaunchKernel");
+  ASSERT_NE(opt_in, SIZE_MAX) << "no opt-in";
+  ASSERT_NE(launch, SIZE_MAX);
+  EXPECT_LT(opt_in, launch);
+  ASSERT_EQ(fake().launches().size(), 1u);
+  EXPECT_EQ(fake().launches()[0].shared_bytes, kernels[0].shared_bytes);
+}
+
+}  // namespace
+}  // namespace fstitch::cuda_test

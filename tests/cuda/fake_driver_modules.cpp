@@ -53,6 +53,9 @@ CUresult launch(fake_cuda::State& s, const Launch& l) {
       threads > static_cast<unsigned long long>(s.config.max_threads_per_block)) {
     return fake_cuda::kInvalidValue;
   }
+  // Like a GPU: past 48 KiB the kernel must have opted in to its dynamic shared memory.
+  if (l.shared_bytes > static_cast<unsigned>(std::max(48 * 1024, kernel->max_dynamic_shared_bytes)))
+    return fake_cuda::kInvalidValue;
   if (l.cooperative) {
     if (!s.config.cooperative_launch) return fake_cuda::kNotSupported;
     if (blocks > 1ULL * s.config.max_active_blocks * s.config.multiprocessors) {
@@ -153,6 +156,20 @@ FAKE_CUDA_EXPORT CUresult cuLibraryGetKernel(CUkernel* out, CUlibrary handle, co
   s.kernel_objects.back()->library = library;
   s.kernel_objects.back()->name = name;
   *out = reinterpret_cast<CUkernel>(s.kernel_objects.back().get());
+  return fake_cuda::kSuccess;
+}
+
+FAKE_CUDA_EXPORT CUresult cuKernelSetAttribute(int attribute, int value, CUkernel handle, int device) {
+  Entry call("cuKernelSetAttribute");
+  if (call.early) return call.early;
+  fake_cuda::State& s = call.s;
+  fake_cuda::Kernel* kernel = s.find_kernel(handle);
+  if (kernel == nullptr || !kernel->library->loaded) return fake_cuda::kInvalidHandle;
+  if (device < 0 || device >= s.config.device_count) return fake_cuda::kInvalidDevice;
+  // Only the dynamic shared-memory opt-in is simulated, with an H100's per-block limit.
+  if (attribute != fstitch::cuda::kFuncAttrMaxDynamicSharedSizeBytes || value < 0 || value > 227 * 1024)
+    return fake_cuda::kInvalidValue;
+  kernel->max_dynamic_shared_bytes = value;
   return fake_cuda::kSuccess;
 }
 

@@ -74,6 +74,7 @@ struct Library {
 struct Kernel {
   Library* library = nullptr;
   std::string name;
+  int max_dynamic_shared_bytes = 48 * 1024;  // cuKernelSetAttribute raises it
 };
 
 struct Function {

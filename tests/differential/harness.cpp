@@ -259,7 +259,8 @@ std::string launch_on_host(const Prepared& p, const host::HostModule& module, Gr
     args.pack(k, inputs.data(), outs.data(), reinterpret_cast<uintptr_t>(workspace.data()), constants.data());
     try {
       module.launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
-                    host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, 0, args.params(), launch);
+                    host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1},
+                    k.spec.dynamic_shared_bytes, args.params(), launch);
     } catch (const std::exception& e) {
       return "  launch of " + k.name + " failed: " + e.what() + "\n";
     }

@@ -45,6 +45,7 @@ bool resolve_all(void* handle, DriverApi* api, std::string* missing) {
          resolve(handle, &api->cuLibraryUnload, {"cuLibraryUnload"}, missing) &&
          resolve(handle, &api->cuLibraryGetKernel, {"cuLibraryGetKernel"}, missing) &&
          resolve(handle, &api->cuKernelGetFunction, {"cuKernelGetFunction"}, missing) &&
+         resolve(handle, &api->cuKernelSetAttribute, {"cuKernelSetAttribute"}, missing) &&
          resolve(handle, &api->cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing) &&
          resolve(handle, &api->cuOccupancyMaxActiveBlocksPerMultiprocessor,
                  {"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, missing) &&

@@ -48,6 +48,8 @@ inline constexpr int kAttrCooperativeLaunch = 95;
 inline constexpr int kAttrMemoryPoolsSupported = 115;
 // What the cost model reads of a device (plan/arch.hpp DeviceFacts); a driver that does not
 // report one of them leaves it unknown.
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: the opt-in past 48 KiB per block.
+inline constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
 inline constexpr int kAttrClockRate = 13;
 inline constexpr int kAttrMemoryClockRate = 36;
 inline constexpr int kAttrGlobalMemoryBusWidth = 37;
@@ -88,6 +90,7 @@ struct DriverApi {
   CUresult (*cuLibraryUnload)(CUlibrary) = nullptr;
   CUresult (*cuLibraryGetKernel)(CUkernel*, CUlibrary, const char*) = nullptr;
   CUresult (*cuKernelGetFunction)(CUfunction*, CUkernel) = nullptr;
+  CUresult (*cuKernelSetAttribute)(int, int, CUkernel, CUdevice) = nullptr;
   CUresult (*cuFuncGetAttribute)(int*, int, CUfunction) = nullptr;
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t) = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,

@@ -30,7 +30,8 @@ bool rejects_binary(CUresult result) {
 
 std::unique_ptr<LoadedKernel> LoadedKernel::load(std::shared_ptr<const Driver> driver,
                                                  const jit::CompiledModule& module, const std::string& name,
-                                                 int device_cc, int target_sm) {
+                                                 int device_cc, int target_sm, CUdevice device,
+                                                 size_t dynamic_shared_bytes) {
   std::unique_ptr<LoadedKernel> loaded(new LoadedKernel());
   loaded->driver_ = driver;
   loaded->name_ = name;
@@ -56,6 +57,12 @@ std::unique_ptr<LoadedKernel> LoadedKernel::load(std::shared_ptr<const Driver> d
   loaded->image_ = kind;
   driver->check(api.cuLibraryGetKernel(&loaded->kernel_, loaded->library_, name.c_str()),
                 "cuLibraryGetKernel");
+  if (dynamic_shared_bytes > 0) {
+    // Past 48 KiB a kernel must opt in to its dynamic shared memory, per device.
+    driver->check(api.cuKernelSetAttribute(kFuncAttrMaxDynamicSharedSizeBytes,
+                                           static_cast<int>(dynamic_shared_bytes), loaded->kernel_, device),
+                  "cuKernelSetAttribute");
+  }
   return loaded;
 }
 

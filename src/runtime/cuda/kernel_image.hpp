@@ -28,10 +28,12 @@ class LoadedKernel {
  public:
   // Loads `name` from `module` with the image choose_image() picks, falling back to the PTX
   // when the driver rejects the CUBIN as not for this GPU. Throws Error(kLaunch) with the
-  // driver's error (and its JIT log) when neither image loads.
+  // driver's error (and its JIT log) when neither image loads. A kernel with dynamic shared
+  // memory is opted in to `dynamic_shared_bytes` on `device` (needed past 48 KiB).
   static std::unique_ptr<LoadedKernel> load(std::shared_ptr<const Driver> driver,
                                             const jit::CompiledModule& module, const std::string& name,
-                                            int device_cc, int target_sm);
+                                            int device_cc, int target_sm, CUdevice device,
+                                            size_t dynamic_shared_bytes = 0);
   ~LoadedKernel();
   LoadedKernel(const LoadedKernel&) = delete;
   LoadedKernel& operator=(const LoadedKernel&) = delete;

@@ -22,6 +22,7 @@ LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device
   config.grid[0] = static_cast<unsigned>(s.grid_blocks);
   config.block[0] = static_cast<unsigned>(s.block_threads);
   config.kind = kernel.launch;
+  config.dynamic_shared_bytes = static_cast<unsigned>(s.dynamic_shared_bytes);
   return config;
 }
 

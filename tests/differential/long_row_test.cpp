@@ -1,0 +1,46 @@
+// Rows past 48 KiB of shared memory, cached in dynamic shared memory: the canonical row graphs
+// at such widths, run on the host backend in both thread orders (or on a GPU) and compared
+// with the reference evaluator.
+#include <gtest/gtest.h>
+
+#include "common/canonical_graphs.hpp"
+#include "differential/harness.hpp"
+
+namespace fstitch::testing {
+namespace {
+
+TEST(Differential, LongRowsInDynamicSharedMemory) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{2, 20000}, {3, 30001}};
+  std::vector<DiffCase> cases;
+  uint64_t data_seed = 7000;
+  size_t dynamic_kernels = 0;
+  for (const CanonicalGraph& canonical : canonical_graphs()) {
+    for (const auto& [rows, cols] : shapes) {
+      for (DType dtype : {DType::kF32, DType::kBF16}) {
+        auto graph = std::make_shared<const Graph>(canonical.build(rows, cols, dtype));
+        FusionOptions o;
+        for (const PlannedKernel& k : plan_fusion(*graph, o).kernels) {
+          dynamic_kernels += k.spec.dynamic_shared_bytes > 0 ? 1 : 0;
+        }
+        DiffCase c;
+        c.label = canonical.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                  dtype_name(dtype);
+        c.reproduce = "fstitch_differential_tests --gtest_filter=Differential.LongRowsInDynamicSharedMemory";
+        c.graph = graph;
+        c.data_seed = ++data_seed;
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  // Most of the row graphs keep their rows on chip at these widths (not GELU, not every norm).
+  EXPECT_GE(dynamic_kernels, 8u);
+  HarnessOptions options;
+  options.backend = diff_backend_from_env();
+#ifdef FSTITCH_DIFF_CACHE_DIR
+  options.cache_dir = FSTITCH_DIFF_CACHE_DIR;
+#endif
+  for (const CaseResult& r : run_cases(cases, options)) EXPECT_TRUE(r.ok) << r.report;
+}
+
+}  // namespace
+}  // namespace fstitch::testing

@@ -1,0 +1,61 @@
+// Rows longer than 48 KiB of shared memory stay on chip: a block-per-row kernel keeps them
+// in dynamic shared memory up to the device's per-block limit, so a vocabulary-size row is
+// read from global memory once.
+#include <gtest/gtest.h>
+
+#include "common/canonical_graphs.hpp"
+#include "plan/plan_test_util.hpp"
+
+namespace fstitch {
+namespace {
+
+using testing::plan;
+
+TEST(LongRows, AVocabularySizeSoftmaxReadsItsRowsOnce) {
+  for (DType t : {DType::kBF16, DType::kF32}) {
+    Graph g = testing::log_softmax(64, 50257, t);
+    FusionPlan p = plan(g, FusionPolicy::kStitch, 90);
+    ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+    EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
+    const KernelSpec& s = p.kernels[0].spec;
+    EXPECT_EQ(s.cache, RowCache::kShared) << dump_plan(g, p);
+    EXPECT_GT(s.dynamic_shared_bytes, kStaticSharedLimit);
+    EXPECT_LE(s.shared_cache_bytes, static_cast<size_t>(p.arch.max_shared_bytes_per_block));
+  }
+}
+
+TEST(LongRows, TheDevicesLimitBoundsTheRowCache) {
+  // 50257 f32 values (196 KiB) fit an H100's 227 KiB per block, not an A100's 163 KiB.
+  Graph g = testing::log_softmax(64, 50257, DType::kF32);
+  FusionPlan a100 = plan(g, FusionPolicy::kStitch, 80);
+  for (const PlannedKernel& k : a100.kernels) {
+    EXPECT_LE(k.spec.shared_cache_bytes, static_cast<size_t>(a100.arch.max_shared_bytes_per_block));
+    EXPECT_NE(k.spec.cache, RowCache::kShared) << dump_plan(g, a100);
+  }
+  // A 32768-wide f32 row (128 KiB) fits both.
+  Graph h = testing::log_softmax(64, 32768, DType::kF32);
+  FusionPlan p = plan(h, FusionPolicy::kStitch, 80);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(h, p);
+  EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(h, p);
+}
+
+TEST(LongRows, TheSharedMemoryBudgetIsACap) {
+  Graph g = testing::log_softmax(64, 50257, DType::kBF16);
+  FusionOptions o;
+  o.shared_budget = 48 * 1024;
+  FusionPlan p = plan_fusion(g, o);
+  for (const PlannedKernel& k : p.kernels) {
+    EXPECT_EQ(k.spec.dynamic_shared_bytes, 0u);
+    EXPECT_LE(k.spec.shared_cache_bytes, o.shared_budget);
+  }
+  EXPECT_GT(p.planned_bytes, p.lower_bound_bytes) << "the rows no longer fit on chip: " << dump_plan(g, p);
+}
+
+TEST(LongRows, RowsThatFitStaticSharedMemoryStayStatic) {
+  Graph g = testing::log_softmax(64, 8192, DType::kF32);
+  FusionPlan p = plan(g, FusionPolicy::kStitch, 90);
+  for (const PlannedKernel& k : p.kernels) EXPECT_EQ(k.spec.dynamic_shared_bytes, 0u) << dump_plan(g, p);
+}
+
+}  // namespace
+}  // namespace fstitch
