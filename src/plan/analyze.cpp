@@ -8,6 +8,7 @@
 #include "plan/constants.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
+#include "plan/row_vectors.hpp"
 #include "plan/scratch.hpp"
 #include "plan/views.hpp"
 #include "support/checked_math.hpp"
@@ -67,6 +68,7 @@ void reset(KernelSpec& s) {
   s.block_threads = 256;
   s.grid_blocks = 1;
   s.elems_per_thread = 1;
+  s.vector_width = 1;
   s.cache = RowCache::kRecompute;
   s.cached.clear();
   s.cache_buffer.clear();
@@ -512,6 +514,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         1, std::min<int64_t>((R + rows_per_block - 1) / rows_per_block, wave_threads / spec.block_threads));
   }
   spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
+  spec.vector_width = row_vector_width(g, spec);
 
   // Passes over each row: reductions of level L accumulate in pass L-1; stored element
   // values are written in the last pass. Element values needed by several passes are kept in

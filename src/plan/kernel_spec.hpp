@@ -78,6 +78,12 @@ struct KernelSpec {
   int block_threads = 256;
   int64_t grid_blocks = 1;
   int64_t elems_per_thread = 1;  // per row pass (ceil(cols / threads_per_row)); rows may be long
+  // Elements per vector access: a row kernel's thread moves its row as vectors of
+  // vector_width consecutive elements (16 bytes of the widest element-shaped load or store,
+  // halved until it divides cols and a thread holds no more than elems_per_thread elements of
+  // a pass). Thread `lane` of a row owns the vectors lane, lane + T, lane + 2T... 1: one
+  // element at a time, columns lane, lane + T... Elementwise kernels: 1 (they pick their own).
+  int vector_width = 1;
   RowCache cache = RowCache::kRecompute;
   std::vector<ValueId> cached;             // element values kept across passes (sorted)
   std::vector<int> cache_buffer;           // kShared: buffer of each cached value (parallel)
