@@ -23,8 +23,8 @@ namespace {
 
 constexpr const char* kElement = "f";
 constexpr const char* kRowIndex = "row";
-constexpr const char* kColumn =
-    "c";  // in row kernels: the element's column, the flat index over the reduced axes
+// In row kernels: the element's column, its flat index over the reduced axes.
+constexpr const char* kColumn = "c";
 // Replaced, once the kernel is emitted, by the test of the pointers its vector accesses use.
 constexpr const char* kAlignedMarker = "@FST_ALIGNED_POINTERS@";
 
@@ -118,7 +118,10 @@ class KernelEmitter {
           return kRowIndex;
         }
         // Broadcast over the rows (gamma, beta, a bias): read at the column the loop has.
-        if (idx == kElement && !s_.reduced_axes.empty() && column_shaped_operand(o.dims)) return kColumn;
+        if (idx == kElement && !s_.reduced_axes.empty() && column_shaped_operand(o.dims) &&
+            (!is_member(operand) || s_.role(operand) == ValueRole::kIndexed)) {
+          return kColumn;
+        }
         return broadcast_index(n.dims, o.dims, idx);
       case OpKind::kPermute:
         return permute_index(n.dims, o.dims, n.axes, idx);
