@@ -81,10 +81,12 @@ static __device__ __forceinline__ unsigned short fst_f32_to_bf16(float f) {
 #endif
 }
 
-// The bf16 bits of a float that is already a bf16 value (its low 16 bits are zero, NaNs
-// included, as fst_round_bf16 leaves them): what fst_f32_to_bf16 gives for it, in one shift.
+// The bf16 bits of a float that is already a bf16 value (its low 16 bits are zero): what
+// fst_f32_to_bf16 gives for it, without rounding. A NaN is made quiet as there (a signaling
+// NaN loaded from bf16 and stored unchanged).
 static __device__ __forceinline__ unsigned short fst_bf16_bits(float f) {
-  return (unsigned short)(__float_as_uint(f) >> 16);
+  const unsigned x = __float_as_uint(f);
+  return (unsigned short)((x >> 16) | ((x & 0x7fffffffu) > 0x7f800000u ? 0x40u : 0u));
 }
 
 static __device__ __forceinline__ float fst_round_f16(float f) { return fst_f16_to_f32(fst_f32_to_f16(f)); }

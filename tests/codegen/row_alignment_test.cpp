@@ -62,7 +62,8 @@ void fill(unsigned char* data, int64_t count, DType dtype, uint64_t seed) {
 }
 
 // The outputs of one run with every input and output `offset` bytes past a 16-byte boundary.
-std::vector<std::vector<unsigned char>> run_at_offset(const Graph& g, const fst_fusion* fusion, size_t offset) {
+std::vector<std::vector<unsigned char>> run_at_offset(const Graph& g, const fst_fusion* fusion,
+                                                      size_t offset) {
   std::vector<OffsetBuffer> inputs, outputs;
   std::vector<HostArray> in_arrays, out_arrays;
   uint64_t seed = 1;
@@ -121,7 +122,8 @@ TEST(RowAlignment, MisalignedPointersGiveTheAlignedResultsBitForBit) {
     const auto misaligned = run_at_offset(g, fusion.get(), dtype_size(c.dtype));
     ASSERT_EQ(aligned.size(), misaligned.size());
     for (size_t i = 0; i < aligned.size(); ++i) {
-      EXPECT_TRUE(aligned[i] == misaligned[i]) << "output " << i << " differs between aligned and misaligned runs";
+      EXPECT_TRUE(aligned[i] == misaligned[i])
+          << "output " << i << " differs between aligned and misaligned runs";
       bool written = false;
       for (unsigned char byte : aligned[i]) written = written || byte != 0xff;
       EXPECT_TRUE(written) << "output " << i << " was never written";
