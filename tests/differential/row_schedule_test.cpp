@@ -1,4 +1,4 @@
-// Row kernels at the shapes that exercise their vector and scalar paths: rows of 1 to 8191
+// Row kernels at the shapes that exercise their vector and scalar paths: rows of 1 to 32768
 // columns (whole vectors, odd widths, a partial last tile of a block, one element), 1 to 1000
 // rows, every canonical graph at f32, f16 and bf16, run on the host backend in both thread
 // orders against the reference evaluator.
@@ -32,12 +32,25 @@ TEST(RowSchedule, CanonicalGraphsAtTailAndOddShapes) {
       for (size_t i = 0; i < cols.size(); ++i) {
         size_t r = (i + g) % rows.size();
         while (r > 0 && rows[r] * cols[i] > kMaxElements) --r;
-        const std::string label = canonical.name + " " + std::to_string(rows[r]) + "x" + std::to_string(cols[i]) +
-                                  " " + dtype_name(dtypes[d]);
+        const std::string label = canonical.name + " " + std::to_string(rows[r]) + "x" +
+                                  std::to_string(cols[i]) + " " + dtype_name(dtypes[d]);
         DiffCase c;
         c.label = label;
         c.reproduce = "fstitch_differential_tests --gtest_filter=RowSchedule.*";
         c.graph = std::make_shared<const Graph>(canonical.build(rows[r], cols[i], dtypes[d]));
+        c.policy = FusionPolicy::kStitch;
+        c.data_seed = ++data_seed;
+        cases.push_back(std::move(c));
+      }
+      // Longer rows: several vectors per thread (12288), and rows whose cached values
+      // exceed the register budget (32768), read by the strided loop.
+      for (int64_t long_cols : {int64_t{12288}, int64_t{32768}}) {
+        const int64_t long_rows = (g + static_cast<size_t>(long_cols)) % 2 == 0 ? 1 : 3;
+        DiffCase c;
+        c.label = canonical.name + " " + std::to_string(long_rows) + "x" + std::to_string(long_cols) + " " +
+                  dtype_name(dtypes[d]);
+        c.reproduce = "fstitch_differential_tests --gtest_filter=RowSchedule.*";
+        c.graph = std::make_shared<const Graph>(canonical.build(long_rows, long_cols, dtypes[d]));
         c.policy = FusionPolicy::kStitch;
         c.data_seed = ++data_seed;
         cases.push_back(std::move(c));
