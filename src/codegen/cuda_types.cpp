@@ -93,7 +93,7 @@ std::string store_value_expr(DType t, const std::string& v) {
     case DType::kF16:
       return "fst_f32_to_f16(" + v + ")";
     case DType::kBF16:
-      return "fst_f32_to_bf16(" + v + ")";
+      return "fst_bf16_bits(" + v + ")";  // the value is already rounded to bf16
     case DType::kBool:
       return "(unsigned char)(" + v + " != 0)";
     default:

@@ -19,8 +19,9 @@ std::string from_storage_expr(DType t, const std::string& stored);  // storage v
 // assembling and splitting 16-byte vector accesses).
 std::string storage_from_bits(DType t, const std::string& bits);
 std::string bits_from_storage(DType t, const std::string& stored);
-std::string store_value_expr(DType t, const std::string& value);  // compute -> storage
-std::string round_expr(DType t, const std::string& value);        // wrap/round a compute value to t
+// compute -> storage, for a value already rounded to t (as every value of a kernel is)
+std::string store_value_expr(DType t, const std::string& value);
+std::string round_expr(DType t, const std::string& value);  // wrap/round a compute value to t
 std::string literal(DType t, Scalar value);
 std::string cast_expr(DType from, DType to, const std::string& value);
 

@@ -15,6 +15,7 @@
 #include "codegen/elementwise_expr.hpp"
 #include "codegen/index_maps.hpp"
 #include "codegen/prelude.hpp"
+#include "codegen/vector_access.hpp"
 #include "support/error.hpp"
 
 namespace fstitch {
@@ -22,6 +23,10 @@ namespace {
 
 constexpr const char* kElement = "f";
 constexpr const char* kRowIndex = "row";
+// In row kernels: the element's column, its flat index over the reduced axes.
+constexpr const char* kColumn = "c";
+// Replaced, once the kernel is emitted, by the test of the pointers its vector accesses use.
+constexpr const char* kAlignedMarker = "@FST_ALIGNED_POINTERS@";
 
 std::string num(int64_t v) {
   return std::to_string(v) + "LL";
@@ -52,7 +57,14 @@ class KernelEmitter {
       row_body();
     }
     out_ << "}\nFST_HOST_ENTRY(" << k_.name << ")\n";
-    return out_.str();
+    std::string text = out_.str();
+    const size_t marker = text.find(kAlignedMarker);
+    if (marker != std::string::npos) {
+      std::string any = "0ull";
+      for (const std::string& p : aligned_ptrs_) any += " | (unsigned long long)" + p;
+      text.replace(marker, std::string(kAlignedMarker).size(), "((" + any + ") & 15ull) == 0");
+    }
+    return text;
   }
 
  private:
@@ -109,6 +121,11 @@ class KernelEmitter {
             row_shaped_operand(o.dims)) {
           return kRowIndex;
         }
+        // Broadcast over the rows (gamma, beta, a bias): read at the column the loop has.
+        if (idx == kElement && !s_.reduced_axes.empty() && column_shaped_operand(o.dims) &&
+            (!is_member(operand) || s_.role(operand) == ValueRole::kIndexed)) {
+          return kColumn;
+        }
         return broadcast_index(n.dims, o.dims, idx);
       case OpKind::kPermute:
         return permute_index(n.dims, o.dims, n.axes, idx);
@@ -132,6 +149,20 @@ class KernelEmitter {
     return true;
   }
 
+  // Broadcast from the reduced axes alone (dim 1 on every kept axis, right-aligned): the
+  // operand's flat index is the column c, the flat index over the reduced axes.
+  bool column_shaped_operand(const Dims& dims) const {
+    if (dims.size() > s_.domain.size()) return false;
+    const size_t offset = s_.domain.size() - dims.size();
+    for (size_t i = 0; i < s_.domain.size(); ++i) {
+      bool reduced = false;
+      for (int64_t a : s_.reduced_axes) reduced = reduced || a == static_cast<int64_t>(i);
+      const int64_t d = i < offset ? 1 : dims[i - offset];
+      if (reduced ? d != s_.domain[i] : d != 1) return false;
+    }
+    return true;
+  }
+
   // The value of v at flat index idx, as a variable name or literal.
   std::string value_at(ValueId v, const std::string& idx) {
     const Node& n = g_.node(v);
@@ -146,9 +177,21 @@ class KernelEmitter {
       auto p = load_ptr_.find(v);
       if (p == load_ptr_.end())
         fail(StatusCode::kInternal, "codegen: no parameter for %" + std::to_string(v));
+      if (cached_.count(v) && idx == kElement && cache_ready_.count(v)) {
+        scope_[key] = cache_slot(v);  // kept from an earlier pass: no load
+        return cache_slot(v);
+      }
       std::string e = load_expr(n.dtype, p->second, idx);
       if (idx == kElement && vector_lane_ >= 0 && vector_words_.count(v)) {
         e = from_storage_expr(n.dtype, storage_from_bits(n.dtype, element_bits(v, vector_lane_)));
+      }
+      const auto rv = row_vectors_.find(key);
+      if (vector_lane_ >= 0 && rv != row_vectors_.end()) {
+        const int size = static_cast<int>(dtype_size(n.dtype));
+        e = from_storage_expr(
+            n.dtype, storage_from_bits(n.dtype, vector_element_bits(rv->second, size, size * s_.vector_width,
+                                                                    vector_lane_)));
+        row_vectors_used_.insert(key);
       }
       if (idx == kRowIndex && !in_element_loop_)
         e = "(row_ok ? " + e + " : " + literal(n.dtype, Scalar{}) + ")";
@@ -338,6 +381,13 @@ class KernelEmitter {
   void store(ValueId v, const std::string& idx, const std::string& value) {
     auto p = store_ptrs_.find(v);
     if (p == store_ptrs_.end()) return;  // consumed by nobody after this kernel
+    const auto bits = row_vector_stores_.find(v);
+    if (bits != row_vector_stores_.end() && vector_lane_ >= 0 && idx == kElement) {
+      const DType t = g_.node(v).dtype;
+      line(bits->second + "[" + std::to_string(vector_lane_) +
+           "] = " + bits_from_storage(t, store_value_expr(t, value)) + ";");
+      return;
+    }
     for (const std::string& ptr : p->second) {
       line(ptr + "[" + idx + "] = " + store_value_expr(g_.node(v).dtype, value) + ";");
     }
@@ -461,7 +511,7 @@ class KernelEmitter {
               expr += (expr.empty() ? "" : " | ") + part;
             }
           }
-          line(word(word_var, bytes, w) + " = " + expr + ";");
+          line(vector_word(word_var, bytes, w) + " = " + expr + ";");
         }
         for (const std::string& p : store_ptrs_.at(v)) {
           line("*reinterpret_cast<" + vector_type(bytes) + "*>(" + p + " + base) = " + word_var + ";");
@@ -482,38 +532,10 @@ class KernelEmitter {
     line("}");
   }
 
-  static std::string vector_type(int bytes) {
-    switch (bytes) {
-      case 16:
-        return "uint4";
-      case 8:
-        return "uint2";
-      default:
-        return "unsigned";
-    }
-  }
-
-  static std::string word(const std::string& var, int bytes, int w) {
-    if (bytes == 4) return var;
-    static const char* const kMembers[] = {".x", ".y", ".z", ".w"};
-    return var + kMembers[w];
-  }
-
   // The raw bits of element j of a vector-loaded value.
   std::string element_bits(ValueId v, int j) const {
     const int size = static_cast<int>(dtype_size(g_.node(v).dtype));
-    const std::string& var = vector_words_.at(v);
-    const int total = vector_bytes_of(v);
-    if (size == 8) {
-      return "(((unsigned long long)" + word(var, total, 2 * j + 1) + " << 32) | " + word(var, total, 2 * j) +
-             ")";
-    }
-    const int w = (j * size) / 4, shift = ((j * size) % 4) * 8;
-    std::string e = word(var, total, w);
-    if (shift) e = "(" + e + " >> " + std::to_string(shift) + ")";
-    if (size == 2) return "(" + e + " & 0xffffu)";
-    if (size == 1) return "(" + e + " & 0xffu)";
-    return e;
+    return vector_element_bits(vector_words_.at(v), size, vector_bytes_of(v), j);
   }
 
   int vector_bytes_of(ValueId v) const {
@@ -521,6 +543,27 @@ class KernelEmitter {
   }
 
   // ---- row schedules ----------------------------------------------------------------
+
+  // An index constant of the kernel's index type.
+  std::string inum(int64_t v) const { return index32_ ? std::to_string(v) : num(v); }
+
+  // 32-bit indices when every tensor the kernel touches, and the domain, has fewer than
+  // 2^31 - 1024 elements (the rows a block runs past the last one stay in range too).
+  bool fits_32bit_indices() const {
+    constexpr int64_t kLimit = (int64_t{1} << 31) - 1024;
+    auto fits = [&](ValueId v) { return element_count(g_.node(v).dims) < kLimit; };
+    if (element_count(s_.domain) >= kLimit) return false;
+    for (const KernelParam& p : k_.params) {
+      if (!fits(p.value)) return false;
+    }
+    for (ValueId v : s_.members) {
+      if (!fits(v)) return false;
+    }
+    for (ValueId v : s_.inlined) {
+      if (!fits(v)) return false;
+    }
+    return true;
+  }
 
   ReduceCode reduce_code(const Node& n) const {
     const DType t = n.dtype;
@@ -587,7 +630,7 @@ class KernelEmitter {
   }
 
   std::string element_index_expr() const {
-    if (s_.contiguous_rows) return "row * " + num(s_.cols) + " + c";
+    if (s_.contiguous_rows) return "row * " + inum(s_.cols) + " + c";
     // Unravel row over the kept axes and c over the reduced axes.
     const Dims strides = row_major_strides(s_.domain);
     Dims kept, kept_strides, red, red_strides;
@@ -597,17 +640,17 @@ class KernelEmitter {
       (reduced ? red : kept).push_back(s_.domain[i]);
       (reduced ? red_strides : kept_strides).push_back(strides[i]);
     }
-    auto part = [](const std::string& var, const Dims& dims, const Dims& dstrides) {
+    auto part = [this](const std::string& var, const Dims& dims, const Dims& dstrides) {
       const Dims local = row_major_strides(dims);
       std::string sum;
       for (size_t i = 0; i < dims.size(); ++i) {
         if (dims[i] == 1) continue;
         std::string coord = var;
-        if (local[i] != 1) coord = "(" + coord + " / " + num(local[i]) + ")";
-        if (i != 0) coord = "(" + coord + " % " + num(dims[i]) + ")";
-        sum += (sum.empty() ? "" : " + ") + coord + " * " + num(dstrides[i]);
+        if (local[i] != 1) coord = "(" + coord + " / " + inum(local[i]) + ")";
+        if (i != 0) coord = "(" + coord + " % " + inum(dims[i]) + ")";
+        sum += (sum.empty() ? "" : " + ") + coord + " * " + inum(dstrides[i]);
       }
-      return sum.empty() ? std::string("0LL") : sum;
+      return sum.empty() ? inum(0) : sum;
     };
     return part("row", kept, kept_strides) + " + " + part("c", red, red_strides);
   }
@@ -660,26 +703,269 @@ class KernelEmitter {
     return "i";
   }
 
-  void element_loop(const std::function<void()>& body) {
-    const int T = s_.threads_per_row;
-    if (s_.cache == RowCache::kRegisters && !s_.cached.empty()) {
-      line("#pragma unroll");
-      line("for (int j = 0; j < " + std::to_string(s_.elems_per_thread) + "; ++j) {");
-      ++indent_;
-      line("const long long c = lane + (long long)j * " + std::to_string(T) + ";");
-    } else {
-      line("for (long long c = lane; c < " + num(s_.cols) + "; c += " + std::to_string(T) + ") {");
-      ++indent_;
-    }
-    line("if (row_ok && c < " + num(s_.cols) + ") {");
-    ++indent_;
-    line("const long long f = " + element_index_expr() + ";");
+  // ---- row element loops ------------------------------------------------------------
+  // A pass visits the thread's elements of its row. With vector_width V > 1 the thread owns
+  // the vectors lane, lane + T... of V consecutive elements; each vector is read with one
+  // access (or, where a pointer is not aligned to 16 bytes, assembled from scalar reads), so
+  // both paths visit the same elements in the same order and give the same bits. The row
+  // guard is tested once per row; full tiles carry no per-element guard, a tail step does.
+
+  bool unrolled_cache() const { return s_.cache == RowCache::kRegisters && !s_.cached.empty(); }
+
+  // The body at one element whose c (and j) the caller has defined.
+  void element_step(const std::function<void()>& body) {
+    line("const " + ix_ + " f = " + element_index_expr() + ";");
     auto saved = scope_;
     in_element_loop_ = true;
     cache_loaded_this_pass_.clear();
     body();
     in_element_loop_ = false;
     scope_ = std::move(saved);
+  }
+
+  void element_loop(const std::function<void()>& body) {
+    line("if (row_ok) {");
+    ++indent_;
+    if (s_.vector_width > 1) {
+      vector_element_loop(body);
+    } else {
+      scalar_element_loop(body);
+    }
+    --indent_;
+    line("}");
+  }
+
+  void scalar_element_loop(const std::function<void()>& body) {
+    const std::string T = std::to_string(s_.threads_per_row);
+    if (!unrolled_cache()) {
+      line("for (" + ix_ + " c = lane; c < " + inum(s_.cols) + "; c += " + T + ") {");
+      ++indent_;
+      element_step(body);
+      --indent_;
+      line("}");
+      return;
+    }
+    // The row cache is indexed by the step j: unrolled, so it stays in registers.
+    const int64_t full = s_.cols / s_.threads_per_row;  // steps where every thread has an element
+    const std::set<ValueId> ready = cache_ready_;
+    if (full > 0) {
+      line("#pragma unroll");
+      line("for (int j = 0; j < " + std::to_string(full) + "; ++j) {");
+      ++indent_;
+      line("const " + ix_ + " c = lane + j * " + T + ";");
+      element_step(body);
+      --indent_;
+      line("}");
+    }
+    if (s_.elems_per_thread > full) {  // the tail: one more step for the first cols % T threads
+      cache_ready_ = ready;            // the tail fills the caches for its elements too
+      line("{");
+      ++indent_;
+      line("const int j = " + std::to_string(full) + ";");
+      line("const " + ix_ + " c = lane + j * " + T + ";");
+      line("if (c < " + inum(s_.cols) + ") {");
+      ++indent_;
+      element_step(body);
+      --indent_;
+      line("}");
+      --indent_;
+      line("}");
+    }
+  }
+
+  // Emits what `emit` writes into a string instead of the kernel text.
+  std::string capture(const std::function<void()>& emit) {
+    std::ostringstream text;
+    text.imbue(std::locale::classic());
+    std::swap(out_, text);
+    emit();
+    std::swap(out_, text);
+    return text.str();
+  }
+
+  // The word variables of the vectors a pass reads, named for step `k` of an unrolled pass
+  // (arrays over the steps) or for the single step of a strided one.
+  void name_row_vectors(bool per_step) {
+    for (auto& [key, var] : row_vectors_) {
+      var = std::string(key.second == kColumn ? "wc" : "w") + std::to_string(key.first) +
+            (per_step ? "[k]" : "");
+    }
+  }
+
+  // Reads the vectors the pass uses at the step whose cb / fb are defined: whole vectors
+  // when every pointer is aligned, else the same words from scalar reads.
+  void load_row_vectors(bool aligned) {
+    for (const auto& key : row_vectors_used_) {
+      const ValueId v = key.first;
+      const DType t = g_.node(v).dtype;
+      const int bytes = s_.vector_width * static_cast<int>(dtype_size(t));
+      const std::string& var = row_vectors_.at(key);
+      const std::string& ptr = load_ptr_.at(v);
+      const std::string offset = key.second == kColumn ? "cb" : "fb";
+      if (aligned) {
+        aligned_ptrs_.insert(ptr);
+        line(var + " = *reinterpret_cast<const " + vector_type(bytes) + "*>(" + ptr + " + " + offset + ");");
+      } else {
+        for (const std::string& l : pack_vector_words(var, t, s_.vector_width,
+                                                      bits_of_scalar_loads(t, s_.vector_width, ptr, offset)))
+          line(l);
+      }
+    }
+  }
+
+  void define_vector_base(const std::string& q) {
+    line("const " + ix_ + " cb = " + q + " * " + std::to_string(s_.vector_width) + ";");
+    line("const " + ix_ + " fb = row * " + inum(s_.cols) + " + cb;");
+  }
+
+  // The elements of one vector step (cb, fb and, unrolled, k defined), then the vector
+  // stores of what they computed.
+  void vector_lanes(bool per_step, const std::function<void()>& body) {
+    const int V = s_.vector_width;
+    std::vector<ValueId> stores;
+    if (storing_elements_) {
+      for (ValueId v : s_.stored) {
+        const int bytes = V * static_cast<int>(dtype_size(g_.node(v).dtype));
+        if (s_.role(v) != ValueRole::kElement || !store_ptrs_.count(v) || bytes < 4 || bytes > 16) continue;
+        stores.push_back(v);
+        const std::string bits = "b" + std::to_string(v);
+        row_vector_stores_[v] = bits;
+        line(std::string(bytes / V == 8 ? "unsigned long long " : "unsigned ") + bits + "[" +
+             std::to_string(V) + "];");
+      }
+    }
+    // Each element fills the caches for itself: every lane starts from the same state.
+    const std::set<ValueId> ready = cache_ready_;
+    for (int lane = 0; lane < V; ++lane) {
+      cache_ready_ = ready;
+      line("{");
+      ++indent_;
+      line("const " + ix_ + " c = cb + " + std::to_string(lane) + ";");
+      if (per_step) line("const int j = k * " + std::to_string(V) + " + " + std::to_string(lane) + ";");
+      vector_lane_ = lane;
+      element_step(body);
+      vector_lane_ = -1;
+      --indent_;
+      line("}");
+    }
+    for (ValueId v : stores) {
+      const DType t = g_.node(v).dtype;
+      const int bytes = V * static_cast<int>(dtype_size(t));
+      const std::string bits = row_vector_stores_.at(v), word_var = "o" + std::to_string(v);
+      std::vector<std::string> lane_bits;
+      for (int lane = 0; lane < V; ++lane) lane_bits.push_back(bits + "[" + std::to_string(lane) + "]");
+      line(vector_type(bytes) + " " + word_var + ";");
+      for (const std::string& l : pack_vector_words(word_var, t, V, lane_bits)) line(l);
+      line("if (aligned) {");
+      for (const std::string& p : store_ptrs_.at(v)) {
+        aligned_ptrs_.insert(p);
+        line("  *reinterpret_cast<" + vector_type(bytes) + "*>(" + p + " + fb) = " + word_var + ";");
+      }
+      line("} else {");
+      for (const std::string& p : store_ptrs_.at(v)) {
+        for (int lane = 0; lane < V; ++lane)
+          line("  " + p + "[fb + " + std::to_string(lane) + "] = " + storage_from_bits(t, lane_bits[lane]) +
+               ";");
+      }
+      line("}");
+    }
+    row_vector_stores_.clear();
+  }
+
+  void vector_element_loop(const std::function<void()>& body) {
+    const int64_t T = s_.threads_per_row;
+    const int64_t vectors = s_.cols / s_.vector_width;
+    const std::string Ts = std::to_string(T);
+    row_vectors_used_.clear();
+    if (!unrolled_cache()) {
+      name_row_vectors(false);
+      line("for (" + ix_ + " q = lane; q < " + inum(vectors) + "; q += " + Ts + ") {");
+      ++indent_;
+      define_vector_base("q");
+      const std::string lanes = capture([&] { vector_lanes(false, body); });
+      for (const auto& key : row_vectors_used_) {
+        const int bytes = s_.vector_width * static_cast<int>(dtype_size(g_.node(key.first).dtype));
+        line(vector_type(bytes) + " " + row_vectors_.at(key) + ";");
+      }
+      if (!row_vectors_used_.empty()) {
+        line("if (aligned) {");
+        ++indent_;
+        load_row_vectors(true);
+        --indent_;
+        line("} else {");
+        ++indent_;
+        load_row_vectors(false);
+        --indent_;
+        line("}");
+      }
+      out_ << lanes;
+      --indent_;
+      line("}");
+      return;
+    }
+    // The row cache is indexed by j = k * V + lane: unrolled, so it stays in registers. All
+    // vectors of the pass are read first, then computed on.
+    name_row_vectors(true);
+    const int64_t full = vectors / T, steps = (vectors + T - 1) / T;
+    const std::set<ValueId> ready = cache_ready_;
+    const std::string compute = capture([&] {
+      if (full > 0) {
+        line("#pragma unroll");
+        line("for (int k = 0; k < " + std::to_string(full) + "; ++k) {");
+        ++indent_;
+        define_vector_base("(lane + k * " + Ts + ")");
+        vector_lanes(true, body);
+        --indent_;
+        line("}");
+      }
+      if (steps > full) {  // the tail: one more vector for the first vectors % T threads
+        cache_ready_ = ready;
+        tail_step([&] {
+          define_vector_base("(lane + k * " + Ts + ")");
+          vector_lanes(true, body);
+        });
+      }
+    });
+    for (const auto& key : row_vectors_used_) {
+      const int bytes = s_.vector_width * static_cast<int>(dtype_size(g_.node(key.first).dtype));
+      line(vector_type(bytes) + " w" + std::string(key.second == kColumn ? "c" : "") +
+           std::to_string(key.first) + "[" + std::to_string(steps) + "];");
+    }
+    for (bool aligned : {true, false}) {
+      if (row_vectors_used_.empty()) break;  // the pass reads from the caches only
+      line(aligned ? "if (aligned) {" : "} else {");
+      ++indent_;
+      if (full > 0) {
+        line("#pragma unroll");
+        line("for (int k = 0; k < " + std::to_string(full) + "; ++k) {");
+        ++indent_;
+        define_vector_base("(lane + k * " + Ts + ")");
+        load_row_vectors(aligned);
+        --indent_;
+        line("}");
+      }
+      if (steps > full) {
+        tail_step([&] {
+          define_vector_base("(lane + k * " + Ts + ")");
+          load_row_vectors(aligned);
+        });
+      }
+      --indent_;
+    }
+    if (!row_vectors_used_.empty()) line("}");
+    out_ << compute;
+  }
+
+  // The last, partial vector step k = vectors / T, taken by the threads that have a vector.
+  void tail_step(const std::function<void()>& emit) {
+    const int64_t T = s_.threads_per_row;
+    const int64_t vectors = s_.cols / s_.vector_width;
+    line("{");
+    ++indent_;
+    line("const int k = " + std::to_string(vectors / T) + ";");
+    line("if (lane + k * " + std::to_string(T) + " < " + inum(vectors) + ") {");
+    ++indent_;
+    emit();
     --indent_;
     line("}");
     --indent_;
@@ -719,13 +1005,26 @@ class KernelEmitter {
              std::to_string(b) + ", " + std::to_string(s_.cols) + ");");
       }
     }
+    index32_ = fits_32bit_indices();
+    ix_ = index32_ ? "int" : "long long";
+    if (s_.vector_width > 1) {
+      line(std::string("const bool aligned = ") + kAlignedMarker + ";");
+      const int V = s_.vector_width;
+      for (ValueId v : s_.loaded) {
+        const Dims& dims = g_.node(v).dims;
+        const int bytes = V * static_cast<int>(dtype_size(g_.node(v).dtype));
+        if (bytes < 4 || bytes > 16) continue;
+        if (dims == s_.domain) row_vectors_[std::make_pair(v, std::string(kElement))] = "";
+        if (column_shaped_operand(dims)) row_vectors_[std::make_pair(v, std::string(kColumn))] = "";
+      }
+    }
     line("const int lane = threadIdx.x % " + std::to_string(T) + ";");
-    line("const long long slot = threadIdx.x / " + std::to_string(T) + ";");
+    line("const int slot = threadIdx.x / " + std::to_string(T) + ";");
     line("for (long long row_base = (long long)blockIdx.x * " + num(rows_per_block) + "; row_base < " +
          num(s_.rows) + "; row_base += (long long)gridDim.x * " + num(rows_per_block) + ") {");
     ++indent_;
-    line("const long long row = row_base + slot;");
-    line("const bool row_ok = row < " + num(s_.rows) + ";");
+    line("const " + ix_ + " row = (" + ix_ + ")(row_base + slot);");
+    line("const bool row_ok = row < " + inum(s_.rows) + ";");
     line("(void)row_ok;");
     if (s_.cache == RowCache::kRegisters) {
       for (ValueId v : s_.cached) {
@@ -758,8 +1057,15 @@ class KernelEmitter {
         allreduce(rc, acc);
         std::string result = acc;
         if (n.op == OpKind::kReduceMean) {
-          result =
-              "(" + acc + " / " + (computes_in_double(n.dtype) ? "(double)" : "(float)") + num(s_.cols) + ")";
+          const bool dbl = computes_in_double(n.dtype);
+          const bool power_of_two = (s_.cols & (s_.cols - 1)) == 0;
+          // Dividing by 2^k and multiplying by 2^-k round the same exact quotient: identical
+          // results. Any other divisor stays a division (its reciprocal would round twice).
+          result = power_of_two ? "(" + acc + " * " +
+                                      literal(dbl ? DType::kF64 : DType::kF32,
+                                              Scalar{1.0 / static_cast<double>(s_.cols), 0}) +
+                                      ")"
+                                : "(" + acc + " / " + (dbl ? "(double)" : "(float)") + num(s_.cols) + ")";
         }
         const std::string name = "r" + std::to_string(v);
         line("const " + std::string(compute_type(n.dtype)) + " " + name + " = " +
@@ -772,7 +1078,9 @@ class KernelEmitter {
     bool stores_elements = false;
     for (ValueId v : s_.stored) stores_elements = stores_elements || s_.role(v) == ValueRole::kElement;
     if (stores_elements) {
+      storing_elements_ = true;
       element_loop([&] { store_element_values(); });
+      storing_elements_ = false;
     }
     --indent_;
     line("}");
@@ -797,6 +1105,17 @@ class KernelEmitter {
   std::map<ValueId, std::vector<std::string>> store_ptrs_;
   std::map<std::pair<ValueId, std::string>, std::string> scope_;
   std::map<ValueId, std::string> row_vars_;
+  // Row kernels with vector_width > 1: the vectors a pass may read, keyed by (value, index:
+  // kElement or kColumn), each with its word variable; those the pass being emitted reads;
+  // the bit arrays of the values the current step stores as vectors; the pointers whose
+  // alignment selects the vector path.
+  std::map<std::pair<ValueId, std::string>, std::string> row_vectors_;
+  std::set<std::pair<ValueId, std::string>> row_vectors_used_;
+  std::map<ValueId, std::string> row_vector_stores_;
+  std::set<std::string> aligned_ptrs_;
+  bool storing_elements_ = false;
+  bool index32_ = false;          // every index of the kernel fits in int
+  std::string ix_ = "long long";  // the type of row, c and f
 };
 
 }  // namespace

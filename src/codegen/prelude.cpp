@@ -10,11 +10,15 @@ const char* kernel_prelude() {
 #define FST_HOST_ENTRY(name)
 #endif
 
+// Conversions keep one meaning on both targets: round to nearest even, subnormals kept, and
+// NaNs as the host code below gives them (the hardware conversions would give a canonical
+// NaN instead, so a select restores the host's NaN).
 static __device__ __forceinline__ float fst_f16_to_f32(unsigned short h) {
 #ifdef __CUDACC_RTC__
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
+  const unsigned nan = (((unsigned)h & 0x8000u) << 16) | 0x7f800000u | (((unsigned)h & 0x3ffu) << 13);
+  return ((unsigned)h & 0x7fffu) > 0x7c00u ? __uint_as_float(nan) : f;
 #else
   const unsigned sign = ((unsigned)h & 0x8000u) << 16;
   const unsigned exp = ((unsigned)h >> 10) & 0x1fu;
@@ -32,7 +36,8 @@ static __device__ __forceinline__ unsigned short fst_f32_to_f16(float f) {
 #ifdef __CUDACC_RTC__
   unsigned short h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
+  const unsigned x = __float_as_uint(f);
+  return (x & 0x7fffffffu) > 0x7f800000u ? (unsigned short)(((x >> 16) & 0x8000u) | 0x7e00u) : h;
 #else
   const unsigned x = __float_as_uint(f);
   const unsigned sign = (x >> 16) & 0x8000u;
@@ -62,10 +67,26 @@ static __device__ __forceinline__ float fst_bf16_to_f32(unsigned short b) {
   return __uint_as_float(((unsigned)b) << 16);
 }
 
+// A NaN keeps its sign and payload and becomes quiet; every other value rounds to nearest
+// even (cvt.rn.bf16.f32 needs sm_80, which every supported target has).
 static __device__ __forceinline__ unsigned short fst_f32_to_bf16(float f) {
   const unsigned x = __float_as_uint(f);
+#ifdef __CUDACC_RTC__
+  unsigned short b;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f));
+  return (x & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((x >> 16) | 0x40u) : b;
+#else
   if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
   return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+#endif
+}
+
+// The bf16 bits of a float that is already a bf16 value (its low 16 bits are zero): what
+// fst_f32_to_bf16 gives for it, without rounding. A NaN is made quiet as there (a signaling
+// NaN loaded from bf16 and stored unchanged).
+static __device__ __forceinline__ unsigned short fst_bf16_bits(float f) {
+  const unsigned x = __float_as_uint(f);
+  return (unsigned short)((x >> 16) | ((x & 0x7fffffffu) > 0x7f800000u ? 0x40u : 0u));
 }
 
 static __device__ __forceinline__ float fst_round_f16(float f) { return fst_f16_to_f32(fst_f32_to_f16(f)); }

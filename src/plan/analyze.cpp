@@ -10,6 +10,7 @@
 #include "plan/cost_model.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
+#include "plan/row_vectors.hpp"
 #include "plan/scratch.hpp"
 #include "plan/views.hpp"
 #include "support/checked_math.hpp"
@@ -632,7 +633,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     spec.threads_per_row = m.threads_per_row;
     spec.block_threads = m.block_threads;
     spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
-    spec.vector_width = has_reduction ? 1 : elementwise_vector;
+    spec.vector_width = has_reduction ? row_vector_width(g, spec) : elementwise_vector;
     spec.cache = m.cache;
     spec.cached.clear();
     spec.cache_buffer.clear();

@@ -82,7 +82,13 @@ struct KernelSpec {
   int block_threads = 256;
   int64_t grid_blocks = 1;
   int64_t elems_per_thread = 1;  // per row pass (ceil(cols / threads_per_row)); rows may be long
-  int vector_width = 1;          // elements per global access of the element-shaped values
+  // Elements per vector access: a row kernel's thread moves its row as vectors of
+  // vector_width consecutive elements (16 bytes of the widest element-shaped load or store,
+  // halved until it divides cols and a thread holds no more than elems_per_thread elements of
+  // a pass). Thread `lane` of a row owns the vectors lane, lane + T, lane + 2T... 1: one
+  // element at a time, columns lane, lane + T... Elementwise kernels: V consecutive elements per 16-byte access
+  // of the widest element-shaped value.
+  int vector_width = 1;
   // Occupancy the grid is sized for (blocks resident per SM, from the register estimate and
   // shared memory); the kernel is compiled with it as its minimum-blocks hint.
   int min_blocks_per_sm = 1;

@@ -516,8 +516,8 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     out << ", grid " << s.grid_blocks << " x block " << s.block_threads;
     if (k.launch == LaunchKind::kCooperative) out << " (" << launch_kind_name(k.launch) << " launch)";
     if (!s.reduced_axes.empty()) {
-      out << ", " << s.threads_per_row << " thread(s) per row, " << s.phases
-          << " reduction pass(es), row cache "
+      out << ", " << s.threads_per_row << " thread(s) per row, vectors of " << s.vector_width
+          << " element(s), " << s.phases << " reduction pass(es), row cache "
           << (s.cache == RowCache::kRegisters ? "registers"
               : s.cache == RowCache::kShared
                   ? "shared memory (" + std::to_string(s.shared_cache_bytes) + " bytes)"

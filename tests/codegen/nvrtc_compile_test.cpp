@@ -64,6 +64,41 @@ TEST(NvrtcCompile, StitchedCanonicalKernelsCompileWithoutSpills) {
   }
 }
 
+// Row kernels at every shape class of their vector and scalar paths (whole vectors, odd
+// widths, partial last tiles, one element per row), every float dtype: they compile for
+// sm_80 and sm_90 and neither spill nor use local memory.
+TEST(NvrtcCompile, RowKernelsAtTailAndOddShapesCompileWithoutSpills) {
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  for (const auto& c : testing::canonical_graphs()) {
+    for (int64_t cols : {3, 17, 1000, 1024, 4097, 8191}) {
+      for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+        Graph g = c.build(100, cols, t);
+        for (int sm : {80, 90}) {
+          jit::CompileRequest r;
+          r.source = emit_module(g, plan(g, FusionPolicy::kStitch, sm));
+          r.name = c.name + ".cu";
+          r.arch = sm;
+          requests.push_back(r);
+          labels.push_back(c.name + " 100x" + std::to_string(cols) + " " + dtype_name(t) + " sm_" +
+                           std::to_string(sm));
+        }
+      }
+    }
+  }
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  ASSERT_EQ(modules.size(), requests.size());
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    ASSERT_FALSE(modules[i]->resources.empty()) << modules[i]->log;
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+    }
+  }
+}
+
 TEST(NvrtcCompile, EveryPolicyAndDtypeCompiles) {
   std::vector<jit::CompileRequest> requests;
   for (const auto& c : testing::canonical_graphs()) {

@@ -1,0 +1,90 @@
+// The text of a row kernel: a bf16 LayerNorm [8192, 4096] reads and writes its rows as
+// 16-byte vectors, reads gamma and beta at the column (no division of the flat index),
+// indexes in 32 bits, converts with the hardware instruction, and compiles for sm_90 without
+// spills.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "codegen/emit.hpp"
+#include "codegen/prelude.hpp"
+#include "common/canonical_graphs.hpp"
+#include "jit/kernel_cache.hpp"
+#include "plan/plan.hpp"
+
+namespace fstitch {
+namespace {
+
+PlannedKernel only_kernel(const Graph& g, int sm, FusionPlan* storage) {
+  FusionOptions o;
+  o.target_sm = sm;
+  *storage = plan_fusion(g, o);
+  EXPECT_EQ(storage->kernels.size(), 1u);
+  return storage->kernels.at(0);
+}
+
+TEST(RowAccess, Bf16LayerNormUsesVectorsColumnsAnd32BitIndices) {
+  const Graph g = testing::layer_norm(8192, 4096, DType::kBF16);
+  FusionPlan plan;
+  const PlannedKernel k = only_kernel(g, 90, &plan);
+  const std::string text = emit_kernel(g, k);
+  if (std::getenv("FSTITCH_PRINT_KERNEL")) std::printf("%s\n", text.c_str());
+  EXPECT_EQ(k.spec.vector_width, 8);
+  EXPECT_NE(text.find("*reinterpret_cast<const uint4*>"), std::string::npos) << text;
+  EXPECT_NE(text.find("*reinterpret_cast<uint4*>"), std::string::npos) << text;
+  EXPECT_EQ(text.find("% 4096LL"), std::string::npos) << text;
+  // The element and row indices are int; only the grid-stride row loop counts in 64 bits.
+  EXPECT_NE(text.find("const int f = "), std::string::npos) << text;
+  EXPECT_NE(text.find("const int row = "), std::string::npos) << text;
+  EXPECT_EQ(text.find("long long c"), std::string::npos) << text;
+  EXPECT_EQ(text.find("long long f"), std::string::npos) << text;
+  EXPECT_EQ(text.find("4096LL"), std::string::npos) << text;
+  // Full tiles: no per-element column guard.
+  EXPECT_EQ(text.find("c < 4096"), std::string::npos) << text;
+}
+
+// A row of 4097 bf16 elements is not a whole number of vectors: scalar accesses, a guarded
+// tail step, and still no division of the flat index for gamma.
+TEST(RowAccess, OddColumnsStayScalarWithATail) {
+  const Graph g = testing::layer_norm(100, 4097, DType::kBF16);
+  FusionPlan plan;
+  const PlannedKernel k = only_kernel(g, 90, &plan);
+  const std::string text = emit_kernel(g, k);
+  EXPECT_EQ(k.spec.vector_width, 1);
+  EXPECT_EQ(text.find("uint4"), std::string::npos) << text;
+  EXPECT_NE(text.find("if (c < 4097)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("% 4097"), std::string::npos) << text;
+}
+
+TEST(RowAccess, Bf16LayerNormCompilesForSm90WithoutSpills) {
+  const Graph g = testing::layer_norm(8192, 4096, DType::kBF16);
+  FusionPlan plan;
+  const PlannedKernel k = only_kernel(g, 90, &plan);
+  jit::KernelCache cache(jit::KernelCacheOptions{});
+  jit::CompileRequest r;
+  r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
+  r.name = "layer_norm_bf16.cu";
+  r.arch = 90;
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache.compile_all({r}));
+  ASSERT_EQ(modules.size(), 1u);
+  ASSERT_FALSE(modules[0]->resources.empty()) << modules[0]->log;
+  for (const jit::FunctionResources& f : modules[0]->resources) {
+    std::printf("[ row access ] %s sm_90: %d registers, %lld bytes stack\n", f.name.c_str(), f.registers,
+                static_cast<long long>(f.stack_frame_bytes));
+    EXPECT_EQ(f.spill_store_bytes, 0) << modules[0]->log;
+    EXPECT_EQ(f.spill_load_bytes, 0) << modules[0]->log;
+    EXPECT_EQ(f.stack_frame_bytes, 0) << modules[0]->log;
+    EXPECT_LE(f.registers, 64) << modules[0]->log;
+  }
+  // The PTX reads and writes the rows with 16-byte accesses and converts with cvt.
+  EXPECT_NE(modules[0]->ptx.find("ld.global.nc.v4.u32"), std::string::npos) << modules[0]->ptx;
+  EXPECT_NE(modules[0]->ptx.find("st.global.v4.u32"), std::string::npos) << modules[0]->ptx;
+  EXPECT_NE(modules[0]->ptx.find("cvt.rn.bf16.f32"), std::string::npos) << modules[0]->ptx;
+}
+
+}  // namespace
+}  // namespace fstitch

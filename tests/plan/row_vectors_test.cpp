@@ -1,0 +1,59 @@
+// Properties of a row kernel's vector width: a vector is at most 16 bytes of the widest
+// element-shaped access and at least 4 bytes, it divides the row, and a thread holds no more
+// elements of a pass than the scalar mapping gives it (so the row cache's register budget is
+// unchanged). Rows that cannot be cut into such vectors use 1.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/canonical_graphs.hpp"
+#include "ir/builder.hpp"
+#include "plan/plan.hpp"
+
+namespace fstitch {
+namespace {
+
+TEST(RowVectors, WidthDividesTheRowAndKeepsTheRegisterBudget) {
+  for (const auto& c : testing::canonical_graphs()) {
+    for (int64_t cols : {1, 3, 8, 48, 256, 1000, 1024, 4096, 4097, 8192}) {
+      for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+        const Graph g = c.build(64, cols, t);
+        const FusionPlan plan = plan_fusion(g, FusionOptions{});
+        for (const PlannedKernel& k : plan.kernels) {
+          const KernelSpec& s = k.spec;
+          SCOPED_TRACE(c.name + " 64x" + std::to_string(cols) + " " + dtype_name(t));
+          const int V = s.vector_width;
+          ASSERT_GE(V, 1);
+          if (s.reduced_axes.empty()) {
+            // Elementwise: 16 bytes of the widest element-shaped value per access.
+            EXPECT_LE(V * static_cast<int64_t>(dtype_size(t)), 16);
+            continue;
+          }
+          EXPECT_EQ(s.cols % V, 0);
+          EXPECT_EQ(V & (V - 1), 0);
+          const int64_t vectors = s.cols / V;
+          EXPECT_LE((vectors + s.threads_per_row - 1) / s.threads_per_row * V, s.elems_per_thread);
+          if (V > 1) {
+            EXPECT_LE(V * static_cast<int64_t>(dtype_size(t)), 16);
+            EXPECT_GE(V * static_cast<int64_t>(dtype_size(t)), 4);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RowVectors, WholeRowsOfWideTilesUseSixteenBytes) {
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    const Graph g = testing::layer_norm(8192, 4096, t);
+    const FusionPlan plan = plan_fusion(g, FusionOptions{});
+    ASSERT_EQ(plan.kernels.size(), 1u);
+    EXPECT_EQ(plan.kernels[0].spec.vector_width * static_cast<int>(dtype_size(t)), 16) << dtype_name(t);
+  }
+  // 4097 columns: no vector width divides the row.
+  const Graph odd = testing::softmax_scale_mask(64, 4097, DType::kBF16);
+  EXPECT_EQ(plan_fusion(odd, FusionOptions{}).kernels.at(0).spec.vector_width, 1);
+}
+
+}  // namespace
+}  // namespace fstitch
