@@ -72,6 +72,8 @@ void reset(KernelSpec& s) {
   s.cache_buffer.clear();
   s.shared_buffer_types.clear();
   s.shared_cache_bytes = 0;
+  s.column = ColumnTiling{};
+  s.column_partial_offsets.clear();
   s.bytes_read = s.bytes_written = 0;
   s.compute_ops = 0;
   s.est_seconds = 0;
@@ -194,6 +196,8 @@ const char* schedule_kind_name(ScheduleKind s) {
       return "warp-per-row";
     case ScheduleKind::kBlockPerRow:
       return "block-per-row";
+    case ScheduleKind::kColumnTile:
+      return "column-tile";
   }
   return "?";
 }
@@ -492,7 +496,9 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     // there are too few rows to fill the machine with warps.
     int64_t T;
     const int64_t target = pow2_ceil((C + 7) / 8);
-    if (!spec.contiguous_rows || C == 1) {
+    if (!spec.contiguous_rows && C > 1 && fit_column_tile(in, spec)) {
+      T = spec.threads_per_row;
+    } else if (!spec.contiguous_rows || C == 1) {
       spec.schedule = ScheduleKind::kThreadPerRow;
       T = 1;
     } else if (C <= 16) {
@@ -505,11 +511,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       spec.schedule = ScheduleKind::kWarpPerRow;
       T = 32;
     }
-    spec.threads_per_row = static_cast<int>(T);
-    spec.block_threads = spec.schedule == ScheduleKind::kBlockPerRow ? static_cast<int>(T) : 128;
-    const int64_t rows_per_block = spec.block_threads / T;
-    spec.grid_blocks = std::max<int64_t>(
-        1, std::min<int64_t>((R + rows_per_block - 1) / rows_per_block, wave_threads / spec.block_threads));
+    if (spec.schedule != ScheduleKind::kColumnTile) {
+      spec.threads_per_row = static_cast<int>(T);
+      spec.block_threads = spec.schedule == ScheduleKind::kBlockPerRow ? static_cast<int>(T) : 128;
+      const int64_t rows_per_block = spec.block_threads / T;
+      spec.grid_blocks = std::max<int64_t>(
+          1, std::min<int64_t>((R + rows_per_block - 1) / rows_per_block, wave_threads / spec.block_threads));
+    }
   }
   spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
 
@@ -602,6 +610,16 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   if (spec.cache != RowCache::kShared) {
     std::sort(cached.begin(), cached.end());
     spec.cached = cached;
+  }
+  if (spec.schedule == ScheduleKind::kColumnTile) {
+    // One pass that also stores the element values: every load is read once, nothing is
+    // cached; a split adds its partials and counters, written once and read once.
+    spec.cached.clear();
+    reads = 0;
+    for (ValueId v : spec.loaded) reads = add_traffic(reads, value_bytes(g, v));
+    const uint64_t scratch = add_traffic(spec.column.partial_bytes, spec.column.counter_bytes);
+    reads = add_traffic(reads, scratch);
+    spec.bytes_written = scratch;
   }
   (void)stores_elements;
   spec.bytes_read = reads;
