@@ -367,7 +367,12 @@ class Kernel:
                     ctypes.byref(handle),
                 )
             )
-            value = Value(graph, handle.value) if graph is not None and not graph.closed else None
+            # Scratch in the workspace (a split reduction's partials or counters) holds no value.
+            value = (
+                Value(graph, handle.value)
+                if graph is not None and not graph.closed and handle.value != 0
+                else None
+            )
             params.append(
                 Param(from_c(ParamKind, kind.value), position.value, handle.value, value)
             )
