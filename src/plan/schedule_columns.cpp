@@ -104,16 +104,13 @@ int resident_blocks_per_sm(const ArchParams& arch, int block_threads) {
   return std::max(1, arch.max_threads_per_sm / std::max(1, block_threads));
 }
 
-ColumnTiling choose_column_tiling(const ColumnShape& shape, const ArchParams& arch) {
+namespace {
+
+// The tiling with `lanes` threads along the inner axis of V-element groups.
+ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch, int vector, int lanes) {
   ColumnTiling t;
-  // Vector width: 16 bytes of the widest element, only when it divides the inner extent (so
-  // every thread's first element is aligned like the row it belongs to).
-  int v = shape.widest_element_bytes == 0 ? 1 : static_cast<int>(16 / shape.widest_element_bytes);
-  v = std::max(1, std::min(v, shape.max_vector));
-  while (v > 1 && (shape.inner % v != 0 || shape.inner < v)) v /= 2;
-  t.vector = v;
-  const int64_t groups = ceil_div(shape.inner, v);  // thread positions along the inner axis
-  t.lanes = static_cast<int>(std::min<int64_t>(32, pow2_ceil(groups)));
+  t.vector = vector;
+  t.lanes = lanes;
   t.rd_threads = static_cast<int>(
       std::min<int64_t>(kBlockThreads / t.lanes, pow2_ceil(std::max<int64_t>(1, shape.reduced))));
   t.block_threads = t.lanes * t.rd_threads;
@@ -141,6 +138,29 @@ ColumnTiling choose_column_tiling(const ColumnShape& shape, const ArchParams& ar
   }
   t.grid_blocks = std::max<int64_t>(1, std::min<int64_t>(t.tiles * t.split, std::max<int64_t>(wave, 1)));
   return t;
+}
+
+}  // namespace
+
+ColumnTiling choose_column_tiling(const ColumnShape& shape, const ArchParams& arch) {
+  // Vector width: 16 bytes of the widest element, only when it divides the inner extent (so
+  // every thread's first element is aligned like the row it belongs to).
+  int v = shape.widest_element_bytes == 0 ? 1 : static_cast<int>(16 / shape.widest_element_bytes);
+  v = std::max(1, std::min(v, shape.max_vector));
+  while (v > 1 && (shape.inner % v != 0 || shape.inner < v)) v /= 2;
+  const int64_t groups = ceil_div(shape.inner, v);  // thread positions along the inner axis
+  // A warp's worth of lanes first; narrower tiles (more of them, so fewer splits and less
+  // partial traffic for the same grid) while each row of a tile still spans a 128-byte line,
+  // when they give a clearly larger grid: the partials' share bounds the split, not the tiles.
+  const int64_t row_bytes =
+      static_cast<int64_t>(v) * static_cast<int64_t>(std::max<size_t>(1, shape.widest_element_bytes));
+  const int widest_lanes = static_cast<int>(std::min<int64_t>(32, pow2_ceil(groups)));
+  ColumnTiling best = tiling_with_lanes(shape, arch, v, widest_lanes);
+  for (int lanes = widest_lanes / 2; lanes >= 1 && lanes * row_bytes >= 128; lanes /= 2) {
+    const ColumnTiling t = tiling_with_lanes(shape, arch, v, lanes);
+    if (static_cast<double>(t.grid_blocks) > 1.1 * static_cast<double>(best.grid_blocks)) best = t;
+  }
+  return best;
 }
 
 }  // namespace fstitch

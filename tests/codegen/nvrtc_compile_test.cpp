@@ -170,6 +170,7 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
     for (const jit::FunctionResources& f : modules[i]->resources) {
       EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
       EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+      EXPECT_LE(f.registers, 128) << f.name << "\n" << modules[i]->log;
     }
   }
 }
