@@ -389,6 +389,20 @@ class Kernel:
         return EstimatedBytes(read.value, written.value)
 
     @property
+    def zeroed_workspace(self) -> tuple[int, int]:
+        """(offset, bytes) of the workspace that must be zero when the kernel starts.
+
+        bytes is 0 when there is none. Fusion.run and Kernel.launch clear it themselves; a
+        framework that launches the kernel function itself must clear it first.
+        """
+        offset = ctypes.c_size_t()
+        size = ctypes.c_size_t()
+        check(
+            self._call("fst_kernel_zeroed_workspace", ctypes.byref(offset), ctypes.byref(size))
+        )
+        return offset.value, size.value
+
+    @property
     def launch_kind(self) -> LaunchKind:
         """REGULAR (cuLaunchKernel) or COOPERATIVE (all blocks resident, grid-wide barrier)."""
         kind = ctypes.c_int()
