@@ -856,7 +856,10 @@ FST_API fst_status fst_kernel_param_count(const fst_kernel* kernel, size_t* out_
  *             the fusion was made from). Views are free: a parameter that reads a reshape (or
  *             an order-keeping permute) of a value in memory points to that value's buffer,
  *             and an output that views a value the kernel computes is written by the kernel
- *             with that value's elements; the parameter's value is then the view.
+ *             with that value's elements; the parameter's value is then the view. A
+ *             ::FST_PARAM_WORKSPACE parameter that holds no graph value (the scratch of a
+ *             reduction split across blocks: its partials and its counters) gives
+ *             ::FST_VALUE_INVALID; its bytes start at the workspace offset in @p out_index.
  */
 FST_API fst_status fst_kernel_param(const fst_kernel* kernel, size_t index, fst_param_kind* out_kind,
                                     size_t* out_index, fst_value* out_value);
@@ -896,6 +899,12 @@ FST_API fst_status fst_kernel_function(const fst_kernel* kernel, void** out_func
  * @param stream A CUstream (NULL: the default stream) on the CUDA backend, where the call only
  *        queues the launch; the host backend ignores it and returns when the kernel is done.
  *
+ * Zeroed workspace: a kernel may need a range of its workspace parameters to be zero when it
+ * starts (fst_kernel_zeroed_workspace(); the counters of a reduction split across blocks,
+ * which the kernel leaves zero again). fst_kernel_launch() clears that range at the argument
+ * that holds it before the launch, on @p stream; so does fst_fusion_run() for every kernel.
+ * A framework launching the kernel function itself (fst_kernel_function()) must clear it.
+ *
  * Aliasing: the rule of fst_fusion_run() applies to the arguments. A written argument
  * overlaps no other argument, except an output parameter that takes an input parameter's
  * buffer exactly where the plan can update that input in place; launches in the plan's
@@ -905,6 +914,20 @@ FST_API fst_status fst_kernel_function(const fst_kernel* kernel, void** out_func
  * Thread-safe.
  */
 FST_API fst_status fst_kernel_launch(const fst_kernel* kernel, void* const* args, size_t nargs, void* stream);
+
+/**
+ * @brief The byte range of the fusion's workspace that must be zero when @p kernel starts,
+ *        for a framework that launches kernel functions itself: the counters a reduction
+ *        split across blocks uses to find each tile's last block. The kernel leaves the range
+ *        zero again, but a launch must not rely on that (an aborted run leaves it undefined):
+ *        clear it before each launch, on the launch's stream (cuMemsetD8Async). It lies within
+ *        one ::FST_PARAM_WORKSPACE parameter of the kernel. fst_fusion_run() and
+ *        fst_kernel_launch() clear it themselves.
+ * @param[out] out_offset Byte offset of the range in the workspace (0 when there is none).
+ * @param[out] out_bytes Length of the range in bytes; 0 when the kernel needs nothing zeroed.
+ * Errors: invalid argument (NULL). Outputs untouched on failure. Thread-safe.
+ */
+FST_API fst_status fst_kernel_zeroed_workspace(const fst_kernel* kernel, size_t* out_offset, size_t* out_bytes);
 /** @} */
 
 /* ------------------------------------------------------------------------ */

@@ -70,9 +70,11 @@ fstitch::host::HostLaunchOptions host_launch_options(const fst_fusion& fusion,
   return options;
 }
 
+// Launches kernel `index` on the host, after clearing its zeroed workspace.
 void launch_on_host(const fst_fusion& fusion, const fstitch::host::HostModule& module, size_t index,
                     fstitch::runtime::KernelArguments& args) {
   const fstitch::PlannedKernel& k = fusion.plan.kernels[index];
+  if (void* zeroed = args.zeroed_address(k)) std::memset(zeroed, 0, k.zeroed_workspace.bytes);
   fstitch::host::Dim3 grid{static_cast<unsigned>(k.spec.grid_blocks), 1, 1};
   fstitch::host::Dim3 block{static_cast<unsigned>(k.spec.block_threads), 1, 1};
   module.launch(k.name, grid, block, k.spec.dynamic_shared_bytes, args.params(),
@@ -117,6 +119,12 @@ void run_on_host(const fst_fusion& fusion, const void* const* inputs, void* cons
 void launch_on_cuda(const fst_fusion& fusion, size_t index, fstitch::runtime::KernelArguments& args,
                     fstitch::cuda::CUstream stream) {
   const fstitch::cuda::Device& device = *fusion.context->device;
+  const fstitch::PlannedKernel& k = fusion.plan.kernels[index];
+  // The zeroed workspace is cleared on the launch's stream, so it is zero when the kernel starts.
+  if (void* zeroed = args.zeroed_address(k)) {
+    fstitch::cuda::clear_on_stream(device, reinterpret_cast<fstitch::cuda::CUdeviceptr>(zeroed),
+                                   k.zeroed_workspace.bytes, stream);
+  }
   fstitch::cuda::launch_kernel(device, *fusion.cuda_kernels()[index],
                                fstitch::cuda::launch_config(fusion.plan.kernels[index], device.info()),
                                stream, args.params());
@@ -543,8 +551,24 @@ FST_API fst_status fst_kernel_param(const fst_kernel* kernel, size_t index, fst_
     *out_kind = static_cast<fst_param_kind>(params[index].kind);
     *out_index = params[index].index;
     if (out_value != nullptr) {
-      *out_value = fstitch::api::encode_value(kernel->fusion->graph_serial->value(), params[index].value);
+      // Scratch holds no graph value.
+      *out_value =
+          params[index].is_scratch()
+              ? FST_VALUE_INVALID
+              : fstitch::api::encode_value(kernel->fusion->graph_serial->value(), params[index].value);
     }
+  });
+}
+
+FST_API fst_status fst_kernel_zeroed_workspace(const fst_kernel* kernel, size_t* out_offset,
+                                               size_t* out_bytes) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_offset, "out_offset");
+    require_not_null(out_bytes, "out_bytes");
+    const fstitch::WorkspaceRange& zeroed = planned(kernel).zeroed_workspace;
+    *out_offset = zeroed.bytes == 0 ? 0 : zeroed.offset;
+    *out_bytes = zeroed.bytes;
   });
 }
 

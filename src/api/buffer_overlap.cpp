@@ -122,8 +122,8 @@ std::vector<BufferUse> kernel_buffer_uses(const Graph& graph, const PlannedKerne
   uses.reserve(kernel.params.size());
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const KernelParam& p = kernel.params[i];
-    uses.push_back(
-        {reinterpret_cast<uintptr_t>(args[i]), value_bytes(graph, p.value), p.kind, p.index, i, p.written});
+    uses.push_back({reinterpret_cast<uintptr_t>(args[i]), fstitch::param_bytes(graph, p), p.kind, p.index, i,
+                    p.written});
   }
   return uses;
 }

@@ -53,6 +53,8 @@ class KernelEmitter {
     signature();
     if (s_.reduced_axes.empty()) {
       elementwise_body();
+    } else if (s_.schedule == ScheduleKind::kColumnTile) {
+      column_tile_body();
     } else {
       row_body();
     }
@@ -81,6 +83,12 @@ class KernelEmitter {
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const KernelParam& p = k_.params[i];
       const std::string name = "p" + std::to_string(i);
+      if (p.is_scratch()) {  // raw workspace bytes, no graph value
+        const bool counters = p.scratch == ParamScratch::kSplitCounters;
+        out_ << (i ? ", " : "") << (counters ? "unsigned int" : "unsigned char") << "* __restrict__ " << name;
+        (counters ? split_counters_ : split_partials_) = name;
+        continue;
+      }
       const DType t = g_.node(p.value).dtype;
       // A parameter that may share memory with another (an in-place update) is not restrict.
       const char* qualifier = p.aliasing == ParamAliasing::kMayAlias ? "* " : "* __restrict__ ";
@@ -1086,6 +1094,8 @@ class KernelEmitter {
     line("}");
   }
 
+#include "codegen/column_tile_body.inc"
+
   const Graph& g_;
   const PlannedKernel& k_;
   const KernelSpec& s_;
@@ -1116,6 +1126,7 @@ class KernelEmitter {
   bool storing_elements_ = false;
   bool index32_ = false;          // every index of the kernel fits in int
   std::string ix_ = "long long";  // the type of row, c and f
+  std::string split_partials_, split_counters_;  // scratch parameters of a split column tile
 };
 
 }  // namespace

@@ -122,6 +122,18 @@ static __device__ __forceinline__ float fst_minf(float a, float b) { return (a <
 static __device__ __forceinline__ double fst_maxd(double a, double b) { return (a > b || a != a) ? a : b; }
 static __device__ __forceinline__ double fst_mind(double a, double b) { return (a < b || a != a) ? a : b; }
 
+// Loads that bypass L1 (cached in L2 only): the partials of a reduction split across blocks,
+// written by other blocks, are read after a fence. A plain load on the host.
+#ifdef __CUDACC_RTC__
+#define FST_LOAD_CG(p) __ldcg(p)
+#else
+#define FST_LOAD_CG(p) (*(p))
+#endif
+static __device__ __forceinline__ float fst_load_cg(const float* p) { return FST_LOAD_CG(p); }
+static __device__ __forceinline__ double fst_load_cg(const double* p) { return FST_LOAD_CG(p); }
+static __device__ __forceinline__ int fst_load_cg(const int* p) { return FST_LOAD_CG(p); }
+static __device__ __forceinline__ long long fst_load_cg(const long long* p) { return FST_LOAD_CG(p); }
+
 // Integer division truncating toward zero; x / 0 is 0; the most negative / -1 wraps.
 static __device__ __forceinline__ int fst_idiv(int a, int b) {
   return b == 0 ? 0 : (b == -1 ? (int)(0u - (unsigned)a) : a / b);

@@ -11,6 +11,7 @@
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
 #include "plan/row_vectors.hpp"
+#include "plan/schedule_columns.hpp"
 #include "plan/scratch.hpp"
 #include "plan/views.hpp"
 #include "support/checked_math.hpp"
@@ -73,6 +74,8 @@ void reset(KernelSpec& s) {
   s.shared_buffer_types.clear();
   s.shared_cache_bytes = 0;
   s.dynamic_shared_bytes = 0;
+  s.column = ColumnTiling{};
+  s.column_partial_offsets.clear();
   s.bytes_read = s.bytes_written = 0;
   s.compute_ops = 0;
   s.est_seconds = 0;
@@ -202,6 +205,8 @@ const char* schedule_kind_name(ScheduleKind s) {
       return "warp-per-row";
     case ScheduleKind::kBlockPerRow:
       return "block-per-row";
+    case ScheduleKind::kColumnTile:
+      return "column-tile";
   }
   return "?";
 }
@@ -617,6 +622,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   if (!has_reduction) {
     for (int b : {128, 256, 512}) mappings.push_back({ScheduleKind::kElementwise, 1, b});
   } else if (!spec.contiguous_rows || C == 1) {
+    // The column tile (plan/schedule_columns.hpp) sizes itself; thread per row is its fallback.
+    if (!spec.contiguous_rows && C > 1) mappings.push_back({ScheduleKind::kColumnTile, 0, 0, RowCache::kRecompute});
     for (int b : {128, 256}) add_row_mapping(ScheduleKind::kThreadPerRow, 1, b);
   } else {
     for (int t = 2; t <= 16 && t / 2 < C; t *= 2) {
@@ -629,6 +636,32 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   }
   // Applies a mapping to spec; false when its cache placement does not fit.
   auto apply = [&](const Mapping& m) {
+    spec.column = ColumnTiling{};
+    spec.column_partial_offsets.clear();
+    spec.bytes_written = written;
+    if (m.schedule == ScheduleKind::kColumnTile) {
+      spec.cache = RowCache::kRecompute;
+      spec.cached.clear();
+      spec.cache_buffer.clear();
+      spec.shared_buffer_types.clear();
+      spec.shared_cache_bytes = 0;
+      spec.dynamic_shared_bytes = 0;
+      spec.vector_width = 1;
+      if (!fit_column_tile(in, spec)) return false;
+      spec.vector_width = spec.column.vector;
+      // One pass that also stores the element values: every load is read once, nothing is
+      // cached; a split adds its partials and counters, written once and read once.
+      uint64_t reads = 0;
+      for (ValueId v : spec.loaded) reads = add_traffic(reads, value_bytes(g, v));
+      const uint64_t scratch = add_traffic(spec.column.partial_bytes, spec.column.counter_bytes);
+      spec.bytes_read = add_traffic(reads, scratch);
+      spec.bytes_written = add_traffic(written, scratch);
+      // The tiling sizes its own grid; no minimum-blocks hint.
+      spec.registers_estimate = estimate_registers(g, spec);
+      spec.min_blocks_per_sm = 1;
+      spec.est_seconds = estimate_seconds(in, spec);
+      return true;
+    }
     spec.schedule = m.schedule;
     spec.threads_per_row = m.threads_per_row;
     spec.block_threads = m.block_threads;

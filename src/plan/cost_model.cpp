@@ -177,6 +177,9 @@ double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
   if (element_bytes == 0) element_bytes = 4;  // reads of smaller operands only
   const int V = std::max(1, s.vector_width);
   if (s.schedule == ScheduleKind::kElementwise) return element_bytes * V;
+  // A column tile's thread walks its chunk of reduced rows: independent vector loads, which
+  // the compiler pipelines about two deep.
+  if (s.schedule == ScheduleKind::kColumnTile) return element_bytes * V * 2.0;
   if (s.cache == RowCache::kRegisters && !s.cached.empty() && (V > 1 || s.threads_per_row == 1)) {
     // The whole row share is loaded before it is used: vector code issues it up front, and a
     // thread that owns its row has no per-element guard to serialize the unrolled loads.
@@ -210,7 +213,7 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
   for (ValueId v : s.stored) k += access(v) + (g.node(v).dtype == DType::kBF16 ? 3 : 0);
   k += 2.0 / V;  // the loop
   // Combining a row across its threads: shuffles, then shared memory across warps.
-  if (!s.reduced_axes.empty() && s.threads_per_row > 1) {
+  if (!s.reduced_axes.empty() && s.threads_per_row > 1 && s.schedule != ScheduleKind::kColumnTile) {
     int reductions = 0;
     for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
     const double T = s.threads_per_row;
@@ -223,6 +226,7 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
 
 int64_t work_units(const Graph& g, const KernelSpec& s) {
   (void)g;
+  if (s.schedule == ScheduleKind::kColumnTile) return std::max<int64_t>(1, s.column.tiles * s.column.split);
   if (s.schedule == ScheduleKind::kElementwise) {
     const int64_t vectors =
         ceil_div(std::max<int64_t>(1, element_count(s.domain)), std::max(1, s.vector_width));
@@ -266,7 +270,8 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
   const double threads = static_cast<double>(c.resident_blocks) * s.block_threads;
   // Threads with work: one per row lane, or one per vector step of an elementwise domain.
   const double work_threads =
-      s.schedule == ScheduleKind::kElementwise
+      s.schedule == ScheduleKind::kColumnTile ? static_cast<double>(units) * s.block_threads
+      : s.schedule == ScheduleKind::kElementwise
           ? static_cast<double>(
                 ceil_div(std::max<int64_t>(1, element_count(s.domain)), std::max(1, s.vector_width)))
           : static_cast<double>(s.rows) * std::max(1, s.threads_per_row);
@@ -287,7 +292,7 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
       instructions_per_element(g, s) * static_cast<double>(std::max<int64_t>(1, element_count(s.domain)));
   c.compute_seconds = instructions / (sms * a.lanes_issued_per_clock * a.clock_hz * issue) / c.balance;
 
-  if (s.threads_per_row > 32) {
+  if (s.threads_per_row > 32 && s.schedule != ScheduleKind::kColumnTile) {
     // Two block barriers per reduction and row; other blocks on the SM hide part of them.
     int reductions = 0;
     for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
@@ -295,6 +300,8 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
     c.barrier_seconds = rows_per_sm * reductions * 2 * a.block_barrier_seconds / static_cast<double>(per_sm);
   }
   c.launch_seconds = a.launch_overhead_seconds;
+  // A split column tile's counters are cleared before the launch: a memset on the stream.
+  if (s.schedule == ScheduleKind::kColumnTile && s.column.split > 1) c.launch_seconds += 0.5 * a.launch_overhead_seconds;
   // Memory and compute overlap, but not perfectly: a fifth of the smaller one shows.
   c.total_seconds = c.launch_seconds + std::max(c.memory_seconds, c.compute_seconds) +
                     0.2 * std::min(c.memory_seconds, c.compute_seconds) + c.barrier_seconds;

@@ -9,6 +9,7 @@
 
 #include "ir/graph.hpp"
 #include "plan/arch.hpp"
+#include "plan/schedule_columns.hpp"
 
 namespace fstitch {
 
@@ -31,6 +32,8 @@ enum class ScheduleKind : uint8_t {
   kSubWarpPerRow,  // 2..16 lanes per row, shuffles within the segment
   kWarpPerRow,     // 32 lanes per row, warp shuffles
   kBlockPerRow,    // a whole block per row, warp shuffles + shared memory
+  kColumnTile,     // reduced axes not innermost: tiles along the kept inner axis, the reduced
+                   // axis split across threads and blocks (plan/schedule_columns.hpp)
 };
 const char* schedule_kind_name(ScheduleKind s);
 
@@ -101,6 +104,10 @@ struct KernelSpec {
   // kShared past the static limit: the buffers, in dynamic shared memory (each at a
   // 16-byte boundary); 0 when they are static arrays.
   size_t dynamic_shared_bytes = 0;
+  // kColumnTile: the tiling, and for each reduction member (in member order) the byte offset
+  // of its partials within the kernel's partials scratch (empty when column.split == 1).
+  ColumnTiling column;
+  std::vector<uint64_t> column_partial_offsets;
 
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;

@@ -65,6 +65,29 @@ size_t append_workspace_slot(FusionPlan& plan, size_t size) {
   return offset;
 }
 
+// A split column reduction's scratch: its partials and its counters get workspace slots of
+// their own (never shared, so no other value's bytes can leave a counter nonzero), passed as
+// the kernel's last two parameters; the counters are zeroed before each launch.
+void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
+  if (k.spec.schedule != ScheduleKind::kColumnTile || k.spec.column.split <= 1) return;
+  auto slot = [&](uint64_t bytes) {
+    const size_t size =
+        (static_cast<size_t>(bytes) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    return append_workspace_slot(plan, size);
+  };
+  const auto partial_bytes = static_cast<size_t>(k.spec.column.partial_bytes);
+  const auto counter_bytes = static_cast<size_t>(k.spec.column.counter_bytes);
+  KernelParam partials{ParamKind::kWorkspace, slot(partial_bytes), -1, true};
+  partials.scratch = ParamScratch::kSplitPartials;
+  partials.scratch_bytes = partial_bytes;
+  KernelParam counters{ParamKind::kWorkspace, slot(counter_bytes), -1, true};
+  counters.scratch = ParamScratch::kSplitCounters;
+  counters.scratch_bytes = counter_bytes;
+  k.zeroed_workspace = {counters.index, counter_bytes};
+  k.params.push_back(partials);
+  k.params.push_back(counters);
+}
+
 // For each opaque operation's result, the kernels that produce what it reads (the root's
 // producer for a free view), directly or through other opaque operations (operands are
 // earlier values, so one pass in id order).
@@ -432,6 +455,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       if (own.kind == ParamKind::kWorkspace && workspace_offset.count(v))
         k.params.push_back({ParamKind::kWorkspace, own.index, v, true});
     }
+    add_split_scratch(plan, k);
     plan.planned_bytes =
         add_traffic(add_traffic(plan.planned_bytes, k.spec.bytes_read), k.spec.bytes_written);
     plan.est_seconds += k.spec.est_seconds;
@@ -481,6 +505,10 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   return plan;
 }
 
+uint64_t param_bytes(const Graph& graph, const KernelParam& param) {
+  return param.is_scratch() ? param.scratch_bytes : value_bytes(graph, param.value);
+}
+
 ValueId storage_of(const FusionPlan& plan, ValueId v) {
   auto it = plan.view_roots.find(v);
   return it == plan.view_roots.end() ? v : it->second;
@@ -500,6 +528,12 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       << "; estimated time " << seconds_text(plan.est_seconds) << "\n";
   auto param_text = [&](const KernelParam& p) {
     std::string where = location_text({p.kind, p.index});
+    if (p.is_scratch()) {
+      const bool counters = p.scratch == ParamScratch::kSplitCounters;
+      return std::string(counters ? "split counters, " : "split partials, ") +
+             std::to_string(p.scratch_bytes) + " bytes (" + where +
+             (counters ? ", zeroed before the launch)" : ")");
+    }
     const Node& n = graph.node(p.value);
     return "%" + std::to_string(p.value) + " " + dtype_name(n.dtype) + dims_to_string(n.dims) + " (" + where +
            ")";
@@ -522,6 +556,17 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
               : s.cache == RowCache::kShared
                   ? "shared memory (" + std::to_string(s.shared_cache_bytes) + " bytes)"
                   : "recompute");
+    }
+    if (s.schedule == ScheduleKind::kColumnTile) {
+      const ColumnTiling& c = s.column;
+      out << "\n  column tile: " << c.tiles << " tile(s) of " << c.lanes << " x " << c.vector
+          << " inner element(s), " << c.rd_threads << " thread row(s) along the reduced axis, ";
+      if (c.split > 1) {
+        out << "split " << c.split << " ways across blocks (chunks of " << c.chunk
+            << "), partials combined in split order by each tile's last block";
+      } else {
+        out << "no split";
+      }
     }
     out << "\n  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
         << seconds_text(s.est_seconds) << "\n";

@@ -20,16 +20,34 @@ enum class ParamKind : uint8_t { kInput = 1, kOutput = 2, kWorkspace = 3, kConst
 // declares only the others __restrict__.
 enum class ParamAliasing : uint8_t { kRestrict, kMayAlias };
 
+// A parameter that holds no graph value but scratch the kernel keeps in the workspace: a
+// split column reduction's partials, and its per-tile arrival counters, which must be zero
+// when the kernel starts (PlannedKernel::zeroed_workspace).
+enum class ParamScratch : uint8_t { kNone, kSplitPartials, kSplitCounters };
+
 struct KernelParam {
   ParamKind kind;
   size_t index;   // input index, output index, workspace byte offset or constant index
-  ValueId value;  // the graph value behind the pointer
+  ValueId value;  // the graph value behind the pointer; -1 for scratch (kind kWorkspace)
   bool written;   // the kernel stores to it
   ParamAliasing aliasing = ParamAliasing::kRestrict;
   // For a written parameter: the member whose values it receives, when that is not `value`
   // itself (an output that is a free view of the member, plan/views.hpp); -1 otherwise.
   ValueId source = -1;
   ValueId stored_value() const { return source >= 0 ? source : value; }
+  // Scratch (value -1): what it holds and its size in bytes.
+  ParamScratch scratch = ParamScratch::kNone;
+  size_t scratch_bytes = 0;
+  bool is_scratch() const { return scratch != ParamScratch::kNone; }
+};
+
+// The bytes behind a parameter: its value's, or the scratch size.
+uint64_t param_bytes(const Graph& graph, const KernelParam& param);
+
+// A byte range of the workspace.
+struct WorkspaceRange {
+  size_t offset = 0;
+  size_t bytes = 0;  // 0: none
 };
 
 // How a kernel is launched. A kernel whose threads meet at a grid-wide barrier (values
@@ -42,7 +60,11 @@ struct PlannedKernel {
   std::string name;
   KernelSpec spec;
   LaunchKind launch = LaunchKind::kRegular;
-  std::vector<KernelParam> params;  // loads first (in spec.loaded order), then stores
+  std::vector<KernelParam> params;  // loads first (in spec.loaded order), then stores, then scratch
+  // Workspace bytes that must be zero when the kernel starts (a split column reduction's
+  // counters; the kernel leaves them zero again). Runs and fst_kernel_launch clear them
+  // before the launch, on the launch's stream.
+  WorkspaceRange zeroed_workspace;
 };
 
 // Where a value lives in global memory while a plan runs.

@@ -33,6 +33,18 @@ void KernelArguments::assign(const void* const* addresses, size_t count) {
   link();
 }
 
+void* KernelArguments::zeroed_address(const PlannedKernel& kernel) const {
+  const WorkspaceRange& zeroed = kernel.zeroed_workspace;
+  if (zeroed.bytes == 0) return nullptr;
+  for (size_t i = 0; i < kernel.params.size() && i < addresses_.size(); ++i) {
+    const KernelParam& p = kernel.params[i];
+    if (p.kind != ParamKind::kWorkspace || !p.is_scratch()) continue;
+    if (zeroed.offset >= p.index && zeroed.offset + zeroed.bytes <= p.index + p.scratch_bytes)
+      return static_cast<unsigned char*>(addresses_[i]) + (zeroed.offset - p.index);
+  }
+  return nullptr;
+}
+
 void KernelArguments::link() {
   params_.resize(addresses_.size());
   for (size_t i = 0; i < addresses_.size(); ++i) params_[i] = &addresses_[i];

@@ -27,6 +27,10 @@ class KernelArguments {
 
   // The address behind each parameter, in parameter order.
   const std::vector<void*>& addresses() const { return addresses_; }
+  // Where the kernel's zeroed workspace (PlannedKernel::zeroed_workspace) lies among these
+  // addresses: inside the workspace parameter that holds it, which a caller of
+  // fst_kernel_launch may have placed anywhere. Null when the kernel needs nothing zeroed.
+  void* zeroed_address(const PlannedKernel& kernel) const;
   // params()[i] points to addresses()[i], as cuLaunchKernel's kernelParams.
   void** params() { return params_.data(); }
 

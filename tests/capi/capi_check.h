@@ -88,5 +88,6 @@ void test_sizes(void);
 void test_aliasing(void);
 void test_opaque_steps(void);
 void test_tensor_constants(void);
+void test_split_reductions(void);
 
 #endif /* FSTITCH_CAPI_CHECK_H */

@@ -176,6 +176,7 @@ int main(void) {
     test_opaque_steps();
     test_movement();
     test_tensor_constants();
+    test_split_reductions();
     fst_graph_destroy(other);
   }
   fst_context_destroy(capi_context);

@@ -6,6 +6,7 @@
 #include "codegen/prelude.hpp"
 #include "common/canonical_graphs.hpp"
 #include "common/movement_graphs.hpp"
+#include "ir/builder.hpp"
 #include "jit/kernel_cache.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/plan.hpp"
@@ -153,6 +154,59 @@ TEST(NvrtcCompile, MovementKernelsCompile) {
     for (const jit::FunctionResources& f : modules[i]->resources) {
       EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
       EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+    }
+  }
+}
+
+// Column-tile kernels, split across blocks and not, with 16-byte and scalar lanes, a prologue,
+// an element output and a bf16 epilogue, for sm_80 and sm_90: they compile without spills.
+TEST(NvrtcCompile, ColumnTileKernelsCompile) {
+  struct Case {
+    Dims dims;
+    std::vector<int64_t> axes;
+    DType dtype;
+    OpKind op;
+  };
+  const std::vector<Case> cases = {
+      {{8192, 1024}, {0}, DType::kF32, OpKind::kReduceSum},
+      {{8192, 1024}, {0}, DType::kBF16, OpKind::kReduceMean},
+      {{64, 4096, 64}, {1}, DType::kF32, OpKind::kReduceMax},
+      {{33, 7, 5}, {1}, DType::kF16, OpKind::kReduceMin},
+      {{4097, 3}, {0}, DType::kF64, OpKind::kReduceSum},
+  };
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  for (const Case& c : cases) {
+    Graph g;
+    const ValueId x = build_input(g, "x", c.dtype, c.dims);
+    const ValueId y = build_input(g, "y", c.dtype, c.dims);
+    const ValueId e = build_binary(g, OpKind::kMul, x, y);
+    const ValueId r = build_reduce(g, c.op, e, c.axes, false);
+    build_output(g, "r", build_cast(g, build_binary(g, OpKind::kMul, r, r), DType::kBF16));
+    build_output(g, "e", e);
+    for (int sm : {80, 90}) {
+      const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+      bool column_tile = false;
+      for (const PlannedKernel& k : p.kernels)
+        column_tile = column_tile || k.spec.schedule == ScheduleKind::kColumnTile;
+      ASSERT_TRUE(column_tile) << dump_plan(g, p);
+      jit::CompileRequest request;
+      request.source = emit_module(g, p);
+      request.name = "column_tile.cu";
+      request.arch = sm;
+      requests.push_back(request);
+      labels.push_back(std::string(dtype_name(c.dtype)) + " sm_" + std::to_string(sm));
+    }
+  }
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  ASSERT_EQ(modules.size(), requests.size());
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+      EXPECT_LE(f.registers, 128) << f.name << "\n" << modules[i]->log;
     }
   }
 }

@@ -58,6 +58,8 @@ FakeCuda::FakeCuda(std::string path) : path_(std::move(path)) {
   resolve(&launch_, "fake_cuda_launch");
   resolve(&allocation_count_, "fake_cuda_allocation_count");
   resolve(&allocation_, "fake_cuda_allocation");
+  resolve(&memset_count_, "fake_cuda_memset_count");
+  resolve(&memset_, "fake_cuda_memset");
   resolve(&library_count_, "fake_cuda_library_count");
   resolve(&library_, "fake_cuda_library");
 }
@@ -89,6 +91,10 @@ std::vector<fake_cuda_launch_record> FakeCuda::launches() const {
 
 std::vector<fake_cuda_allocation_record> FakeCuda::allocations() const {
   return read_records(allocation_count_(), allocation_);
+}
+
+std::vector<fake_cuda_memset_record> FakeCuda::memsets() const {
+  return read_records(memset_count_(), memset_);
 }
 
 std::vector<fake_cuda_library_record> FakeCuda::libraries() const {

@@ -68,6 +68,7 @@ class FakeCuda {
   std::vector<std::string> call_log() const;
   std::vector<fake_cuda_launch_record> launches() const;
   std::vector<fake_cuda_allocation_record> allocations() const;
+  std::vector<fake_cuda_memset_record> memsets() const;
   std::vector<fake_cuda_library_record> libraries() const;
   // Position of the first call to `entry_point` in call_log() at or after `from`, or SIZE_MAX.
   size_t find_call(const std::string& entry_point, size_t from = 0) const;
@@ -91,6 +92,8 @@ class FakeCuda {
   int (*launch_)(size_t, fake_cuda_launch_record*);
   size_t (*allocation_count_)();
   int (*allocation_)(size_t, fake_cuda_allocation_record*);
+  size_t (*memset_count_)();
+  int (*memset_)(size_t, fake_cuda_memset_record*);
   size_t (*library_count_)();
   int (*library_)(size_t, fake_cuda_library_record*);
 };

@@ -178,6 +178,16 @@ FAKE_CUDA_EXPORT int fake_cuda_allocation(size_t index, fake_cuda_allocation_rec
   return copy_record(l.s.allocations, index, out);
 }
 
+FAKE_CUDA_EXPORT size_t fake_cuda_memset_count(void) {
+  Locked l;
+  return l.s.memsets.size();
+}
+
+FAKE_CUDA_EXPORT int fake_cuda_memset(size_t index, fake_cuda_memset_record* out) {
+  Locked l;
+  return copy_record(l.s.memsets, index, out);
+}
+
 FAKE_CUDA_EXPORT size_t fake_cuda_live_allocation_count(void) {
   Locked l;
   return l.s.live.size();

@@ -47,6 +47,15 @@ typedef struct fake_cuda_allocation_record {
   size_t free_call_index;
 } fake_cuda_allocation_record;
 
+/* One cuMemsetD8Async call that the stand-in accepted. */
+typedef struct fake_cuda_memset_record {
+  unsigned long long address;
+  unsigned char value;
+  size_t bytes;
+  void* stream;
+  size_t call_index; /* position of the call in fake_cuda_call_log() */
+} fake_cuda_memset_record;
+
 /* One cuLibraryLoadData call that the stand-in accepted. */
 typedef struct fake_cuda_library_record {
   void* handle;
@@ -125,6 +134,9 @@ size_t fake_cuda_allocation_count(void);
 int fake_cuda_allocation(size_t index, fake_cuda_allocation_record* out);
 /* Allocations not freed yet. */
 size_t fake_cuda_live_allocation_count(void);
+
+size_t fake_cuda_memset_count(void);
+int fake_cuda_memset(size_t index, fake_cuda_memset_record* out);
 
 size_t fake_cuda_library_count(void);
 int fake_cuda_library(size_t index, fake_cuda_library_record* out);

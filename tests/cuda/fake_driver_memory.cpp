@@ -126,6 +126,13 @@ FAKE_CUDA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr destination, unsigned char
   void* target = device_range(call.s, destination, count);
   if (target == nullptr) return fake_cuda::kInvalidValue;
   std::memset(target, value, count);
+  fake_cuda_memset_record r{};
+  r.address = destination;
+  r.value = value;
+  r.bytes = count;
+  r.stream = stream;
+  r.call_index = call.s.call_log.size() - 1;
+  call.s.memsets.push_back(r);
   return fake_cuda::kSuccess;
 }
 

@@ -90,6 +90,7 @@ void State::clear_records() {
   call_log.clear();
   launches.clear();
   allocations.clear();
+  memsets.clear();
   libraries.clear();
   // Live allocations and libraries keep working; only their records are gone.
   for (auto& [address, allocation] : live) allocation.record = SIZE_MAX;

@@ -129,6 +129,7 @@ class State {
   std::vector<const char*> call_log;
   std::vector<fake_cuda_launch_record> launches;
   std::vector<fake_cuda_allocation_record> allocations;
+  std::vector<fake_cuda_memset_record> memsets;
   std::vector<fake_cuda_library_record> libraries;
 
   // Logs a call to `entry_point` (a string literal) and returns its injected result, if any.

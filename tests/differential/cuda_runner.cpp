@@ -103,6 +103,10 @@ std::string CudaRunner::run(const jit::CompiledModule& module, const std::vector
       }
       args.pack(k, in_ptrs.data(), out_ptrs.data(), reinterpret_cast<uintptr_t>(space.data()),
                 constant_ptrs.data());
+      if (void* zeroed = args.zeroed_address(k)) {
+        cuda::clear_on_stream(*device_, reinterpret_cast<cuda::CUdeviceptr>(zeroed), k.zeroed_workspace.bytes,
+                              nullptr);
+      }
       cuda::launch_kernel(*device_, *found->second, cuda::launch_config(k, device_->info()), nullptr,
                           args.params());
     }

@@ -257,6 +257,9 @@ std::string launch_on_host(const Prepared& p, const host::HostModule& module, Gr
   runtime::KernelArguments args;
   for (const PlannedKernel& k : p.kernels) {
     args.pack(k, inputs.data(), outs.data(), reinterpret_cast<uintptr_t>(workspace.data()), constants.data());
+    // The kernel's zeroed workspace (a split reduction's counters) starts at zero, as the
+    // library's runs make it; the rest of the workspace keeps its NaN bytes.
+    if (void* zeroed = args.zeroed_address(k)) std::memset(zeroed, 0, k.zeroed_workspace.bytes);
     try {
       module.launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
                     host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1},

@@ -83,15 +83,23 @@ TEST(HugeShapes, ElementsPerThreadBeyondTwoTo32AreNotTruncated) {
   ValueId x = build_input(g, "x", DType::kF32, {rows, 2});
   ValueId m = build_reduce(g, OpKind::kReduceMax, x, {0}, true);
   ValueId d = build_binary(g, OpKind::kSub, x, m);
-  build_output(g, "s", build_reduce(g, OpKind::kReduceSum, build_unary(g, OpKind::kExp, d), {0}, false));
-  const FusionPlan p = plan_stitch(g);
-  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
-  const KernelSpec& s = p.kernels[0].spec;
+  const ValueId e = build_unary(g, OpKind::kExp, d);
+  const ValueId sum = build_reduce(g, OpKind::kReduceSum, e, {0}, false);
+  build_output(g, "s", sum);
+  // The two-level column kernel as one candidate (the planner may prefer two column tiles).
+  const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
+  PlannedKernel k;
+  k.name = "fst_k0";
+  std::string why;
+  ASSERT_TRUE(analyze_kernel(in, {m, g.node(d).operands[1], d, e, sum}, &k.spec, &why)) << why;
+  for (ValueId v : k.spec.loaded) k.params.push_back({ParamKind::kInput, 0, v, false});
+  for (ValueId v : k.spec.stored) k.params.push_back({ParamKind::kOutput, 0, v, true});
+  const KernelSpec& s = k.spec;
   EXPECT_EQ(s.schedule, ScheduleKind::kThreadPerRow);
   EXPECT_EQ(s.cols, rows);
   EXPECT_EQ(s.elems_per_thread, rows);
   EXPECT_EQ(s.cache, RowCache::kRecompute);
-  const std::string source = emit_kernel(g, p.kernels[0]);
+  const std::string source = emit_kernel(g, k);
   EXPECT_TRUE(contains(source, "c < 4294967297LL")) << source;
   EXPECT_FALSE(contains(source, "for (int j = 0;")) << source;
 }

@@ -221,6 +221,39 @@ def test_ptx_and_cubin(ctx, target):
     assert cubin[:4] == b"\x7fELF"
 
 
+def test_a_split_column_reduction_clears_its_counters(ctx, rng):
+    g = ctx.graph()
+    x = g.input("x", "f32", (4096, 40))
+    g.output("r", x.sum(axis=0))
+    fusion = g.fuse()
+    (kernel,) = fusion.kernels
+    offset, size = kernel.zeroed_workspace
+    assert size > 0 and offset + size <= fusion.workspace_size
+    scratch = [p for p in kernel.params if p.kind is ParamKind.WORKSPACE]
+    assert scratch and all(p.value is None for p in scratch)
+    data = rng.standard_normal((4096, 40), dtype=np.float32)
+    expected = data.astype(np.float64).sum(axis=0)
+    # Garbage in the workspace: the run and the launch clear the counters themselves.
+    workspace = np.full(fusion.workspace_size, 0xFF, np.uint8)
+    assert_close(fusion.run(x=data, workspace=workspace)["r"], expected)
+    workspace[:] = 0xFF
+    r = np.full(40, np.nan, np.float32)
+    args = []
+    for param in kernel.params:
+        if param.kind is ParamKind.INPUT:
+            args.append(data)
+        elif param.kind is ParamKind.OUTPUT:
+            args.append(r)
+        else:
+            args.append(workspace.ctypes.data + param.index)
+    kernel.launch(args)
+    assert_close(r, expected)
+    g2 = ctx.graph()
+    y = g2.input("y", "f32", (8, 8))
+    g2.output("z", y.exp())
+    assert g2.fuse().kernels[0].zeroed_workspace == (0, 0)
+
+
 def test_launching_kernels_one_by_one_around_an_opaque_operation(ctx, rng):
     g = ctx.graph()
     a = g.input("a", "f32", (3, 5))

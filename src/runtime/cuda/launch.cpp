@@ -44,6 +44,11 @@ void require_cooperative_fit(const LaunchConfig& config, const DeviceInfo& devic
   }
 }
 
+void clear_on_stream(const Device& device, CUdeviceptr address, size_t bytes, CUstream stream) {
+  if (bytes == 0) return;
+  device.driver().check(device.api().cuMemsetD8Async(address, 0, bytes, stream), "cuMemsetD8Async");
+}
+
 void launch_kernel(const Device& device, const LoadedKernel& kernel, const LaunchConfig& config,
                    CUstream stream, void** params) {
   const DriverApi& api = device.api();

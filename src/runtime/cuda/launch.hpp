@@ -28,6 +28,10 @@ LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device
 void require_cooperative_fit(const LaunchConfig& config, const DeviceInfo& device,
                              int blocks_per_multiprocessor, const std::string& kernel_name);
 
+// Queues cuMemsetD8Async of `bytes` zero bytes at `address` on `stream` (a kernel's zeroed
+// workspace, PlannedKernel::zeroed_workspace, before its launch). Nothing for 0 bytes.
+void clear_on_stream(const Device& device, CUdeviceptr address, size_t bytes, CUstream stream);
+
 // Launches `kernel` on `stream` in the current context: cuLaunchKernel, or, for a
 // cooperative kernel, the occupancy check and cuLaunchCooperativeKernel. Never synchronizes.
 void launch_kernel(const Device& device, const LoadedKernel& kernel, const LaunchConfig& config,

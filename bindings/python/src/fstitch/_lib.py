@@ -345,6 +345,7 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
     "fst_kernel_launch_kind": (c_enum, [KernelP, POINTER(c_enum)]),
     "fst_kernel_function": (c_enum, [KernelP, POINTER(c_void_p)]),
     "fst_kernel_launch": (c_enum, [KernelP, POINTER(c_void_p), c_size_t, c_void_p]),
+    "fst_kernel_zeroed_workspace": (c_enum, [KernelP, POINTER(c_size_t), POINTER(c_size_t)]),
     # Steps and opaque operations
     "fst_fusion_step_count": (c_enum, [FusionP, POINTER(c_size_t)]),
     "fst_fusion_step": (c_enum, [FusionP, c_size_t, POINTER(c_enum), POINTER(c_size_t)]),

@@ -380,7 +380,12 @@ class Kernel:
                     ctypes.byref(handle),
                 )
             )
-            value = Value(graph, handle.value) if graph is not None and not graph.closed else None
+            # Scratch in the workspace (a split reduction's partials or counters) holds no value.
+            value = (
+                Value(graph, handle.value)
+                if graph is not None and not graph.closed and handle.value != 0
+                else None
+            )
             params.append(
                 Param(from_c(ParamKind, kind.value), position.value, handle.value, value)
             )
@@ -395,6 +400,20 @@ class Kernel:
             self._call("fst_kernel_estimated_bytes", ctypes.byref(read), ctypes.byref(written))
         )
         return EstimatedBytes(read.value, written.value)
+
+    @property
+    def zeroed_workspace(self) -> tuple[int, int]:
+        """(offset, bytes) of the workspace that must be zero when the kernel starts.
+
+        bytes is 0 when there is none. Fusion.run and Kernel.launch clear it themselves; a
+        framework that launches the kernel function itself must clear it first.
+        """
+        offset = ctypes.c_size_t()
+        size = ctypes.c_size_t()
+        check(
+            self._call("fst_kernel_zeroed_workspace", ctypes.byref(offset), ctypes.byref(size))
+        )
+        return offset.value, size.value
 
     @property
     def launch_kind(self) -> LaunchKind:

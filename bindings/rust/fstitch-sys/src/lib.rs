@@ -644,6 +644,11 @@ extern "C" {
         out_index: *mut usize,
         out_value: *mut fst_value,
     ) -> fst_status;
+    pub fn fst_kernel_zeroed_workspace(
+        kernel: *const fst_kernel,
+        out_offset: *mut usize,
+        out_bytes: *mut usize,
+    ) -> fst_status;
     pub fn fst_kernel_estimated_bytes(
         kernel: *const fst_kernel,
         out_read_bytes: *mut u64,

@@ -195,6 +195,17 @@ impl<'f> Kernel<'f> {
         Ok(EstimatedBytes { read, written })
     }
 
+    /// The `(offset, bytes)` of the workspace that must be zero when the kernel starts (the
+    /// counters of a reduction split across blocks); `bytes` is 0 when there is none.
+    /// [`Kernel::launch`] and runs clear it themselves; whoever launches the kernel function
+    /// directly must clear it first, on the launch's stream.
+    pub fn zeroed_workspace(&self) -> Result<(usize, usize)> {
+        let (mut offset, mut bytes) = (0, 0);
+        // SAFETY: a live kernel and valid out pointers.
+        check(unsafe { sys::fst_kernel_zeroed_workspace(self.as_raw(), &mut offset, &mut bytes) })?;
+        Ok((offset, bytes))
+    }
+
     /// How the kernel must be launched.
     pub fn launch_kind(&self) -> Result<LaunchKind> {
         let mut kind = sys::FST_LAUNCH_REGULAR;

@@ -186,3 +186,25 @@ fn launching_kernels_one_by_one_matches_a_run() {
     assert_eq!(y_manual, y);
     assert_eq!(row_max_manual, row_max);
 }
+
+#[test]
+fn a_split_column_reduction_names_the_workspace_it_needs_zeroed() {
+    let context = host_context();
+    let graph = Graph::new(&context).unwrap();
+    let x = graph.input("x", DType::F32, &[4096, 40]);
+    graph.output("r", x.sum(&[0], false)).unwrap();
+    let fusion = graph.fuse(&FuseOptions::new()).unwrap();
+    let kernel = fusion.kernel(0).unwrap();
+    let (offset, bytes) = kernel.zeroed_workspace().unwrap();
+    assert!(bytes > 0, "{}", fusion.dump().unwrap());
+    assert!(offset + bytes <= fusion.workspace_size().unwrap());
+
+    let graph = Graph::new(&context).unwrap();
+    let y = graph.input("y", DType::F32, &[8, 8]);
+    graph.output("z", y.exp()).unwrap();
+    let fusion = graph.fuse(&FuseOptions::new()).unwrap();
+    assert_eq!(
+        fusion.kernel(0).unwrap().zeroed_workspace().unwrap(),
+        (0, 0)
+    );
+}

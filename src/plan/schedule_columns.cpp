@@ -1,0 +1,166 @@
+#include "plan/schedule_columns.hpp"
+
+#include <algorithm>
+
+#include "ir/graph.hpp"
+#include "plan/kernel_spec.hpp"
+
+namespace fstitch {
+namespace {
+
+constexpr int kBlockThreads = 256;
+
+int64_t pow2_ceil(int64_t x) {
+  int64_t p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Rounded so every reduction's partials start 16-byte aligned.
+uint64_t round_up16(uint64_t x) {
+  return (x + 15) / 16 * 16;
+}
+
+}  // namespace
+
+size_t accumulator_bytes(OpKind op, DType result) {
+  const bool fp = is_float(result);
+  if (op == OpKind::kReduceSum || op == OpKind::kReduceMean || op == OpKind::kReduceProd)
+    return fp ? (result == DType::kF64 ? 8 : 4) : 8;
+  return result == DType::kF64 || result == DType::kI64 ? 8 : 4;
+}
+
+bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
+  const Graph& g = *in.graph;
+  const std::vector<int64_t>& axes = spec.reduced_axes;
+  if (axes.empty() || spec.phases != 1) return false;
+  for (size_t i = 1; i < axes.size(); ++i) {
+    if (axes[i] != axes[i - 1] + 1) return false;  // not one contiguous run
+  }
+  std::vector<ValueId> reductions;
+  for (size_t i = 0; i < spec.members.size(); ++i) {
+    // Element values are stored during the single pass, so none may depend on a reduction.
+    if (spec.roles[i] == ValueRole::kElement && !spec.pures[i]) return false;
+    if (op_family(g.node(spec.members[i]).op) == OpFamily::kReduce) reductions.push_back(spec.members[i]);
+  }
+  ColumnShape shape;
+  for (size_t i = 0; i < spec.domain.size(); ++i) {
+    const auto axis = static_cast<int64_t>(i);
+    if (axis < axes.front()) {
+      shape.outer *= spec.domain[i];
+    } else if (axis > axes.back()) {
+      shape.inner *= spec.domain[i];
+    } else {
+      shape.reduced *= spec.domain[i];
+    }
+  }
+  for (ValueId v : spec.loaded) {
+    shape.input_bytes += value_bytes(g, v);
+    if (g.node(v).dims == spec.domain)
+      shape.widest_element_bytes = std::max(shape.widest_element_bytes, dtype_size(g.node(v).dtype));
+  }
+  for (ValueId v : spec.stored) {
+    if (spec.role(v) == ValueRole::kElement)
+      shape.widest_element_bytes = std::max(shape.widest_element_bytes, dtype_size(g.node(v).dtype));
+  }
+  for (ValueId r : reductions) shape.accumulator_bytes += accumulator_bytes(g.node(r).op, g.node(r).dtype);
+  // The block combine keeps every thread's accumulators in shared memory: within the budget
+  // (static shared memory, at most 48 KiB, less a little for the split's flag).
+  const size_t limit = std::min<size_t>(in.shared_budget, 48 * 1024);
+  if (limit <= 64) return false;
+  const size_t budget = limit - 64;
+  ColumnTiling t;
+  for (shape.max_vector = 8;; shape.max_vector /= 2) {
+    t = choose_column_tiling(shape, in.arch);
+    const size_t shared =
+        static_cast<size_t>(t.block_threads) * static_cast<size_t>(t.vector) * shape.accumulator_bytes;
+    if (shared <= budget) break;
+    if (shape.max_vector == 1) return false;
+  }
+  spec.column_partial_offsets.clear();
+  if (t.split > 1) {
+    uint64_t offset = 0;
+    const uint64_t slots = static_cast<uint64_t>(t.split) * static_cast<uint64_t>(t.tiles) *
+                           static_cast<uint64_t>(t.tile_elements());
+    for (ValueId r : reductions) {
+      spec.column_partial_offsets.push_back(offset);
+      offset = round_up16(offset + slots * accumulator_bytes(g.node(r).op, g.node(r).dtype));
+    }
+    t.partial_bytes = offset;
+  }
+  spec.schedule = ScheduleKind::kColumnTile;
+  spec.column = t;
+  spec.block_threads = t.block_threads;
+  spec.grid_blocks = t.grid_blocks;
+  spec.threads_per_row = static_cast<int>(std::min<int64_t>(int64_t{1} << 30, t.rd_threads * t.split));
+  return true;
+}
+
+int resident_blocks_per_sm(const ArchParams& arch, int block_threads) {
+  return std::max(1, arch.max_threads_per_sm / std::max(1, block_threads));
+}
+
+namespace {
+
+// The tiling with `lanes` threads along the inner axis of V-element groups.
+ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch, int vector, int lanes) {
+  ColumnTiling t;
+  t.vector = vector;
+  t.lanes = lanes;
+  t.rd_threads = static_cast<int>(
+      std::min<int64_t>(kBlockThreads / t.lanes, pow2_ceil(std::max<int64_t>(1, shape.reduced))));
+  t.block_threads = t.lanes * t.rd_threads;
+  t.inner_tiles = ceil_div(shape.inner, t.tile_elements());
+  t.tiles = shape.outer * t.inner_tiles;
+
+  const int64_t wave = static_cast<int64_t>(arch.sm_count) * resident_blocks_per_sm(arch, t.block_threads);
+  int64_t split = 1;
+  if (t.tiles < wave) {
+    split = ceil_div(wave, t.tiles);
+    // Every thread of a chunk gets at least two rows of the reduced axis.
+    split = std::min<int64_t>(split, std::max<int64_t>(1, shape.reduced / (2 * t.rd_threads)));
+    // The partials, written once and read once, within their share of the input bytes.
+    const double per_split = 2.0 * static_cast<double>(t.tiles) * static_cast<double>(t.tile_elements()) *
+                             static_cast<double>(std::max<size_t>(1, shape.accumulator_bytes));
+    const double by_traffic = kPartialTrafficShare * static_cast<double>(shape.input_bytes) / per_split;
+    split = std::min<int64_t>(split, std::max<int64_t>(1, static_cast<int64_t>(by_traffic)));
+  }
+  t.chunk = ceil_div(std::max<int64_t>(1, shape.reduced), split);
+  t.split = ceil_div(std::max<int64_t>(1, shape.reduced), t.chunk);  // no empty chunk
+  if (t.split > 1) {
+    t.partial_bytes = static_cast<uint64_t>(t.split) * static_cast<uint64_t>(t.tiles) *
+                      static_cast<uint64_t>(t.tile_elements()) * shape.accumulator_bytes;
+    t.counter_bytes = static_cast<uint64_t>(t.tiles) * 4;
+  }
+  t.grid_blocks = std::max<int64_t>(1, std::min<int64_t>(t.tiles * t.split, std::max<int64_t>(wave, 1)));
+  return t;
+}
+
+}  // namespace
+
+ColumnTiling choose_column_tiling(const ColumnShape& shape, const ArchParams& arch) {
+  // Vector width: 16 bytes of the widest element, only when it divides the inner extent (so
+  // every thread's first element is aligned like the row it belongs to).
+  int v = shape.widest_element_bytes == 0 ? 1 : static_cast<int>(16 / shape.widest_element_bytes);
+  v = std::max(1, std::min(v, shape.max_vector));
+  while (v > 1 && (shape.inner % v != 0 || shape.inner < v)) v /= 2;
+  const int64_t groups = ceil_div(shape.inner, v);  // thread positions along the inner axis
+  // A warp's worth of lanes first; narrower tiles (more of them, so fewer splits and less
+  // partial traffic for the same grid) while each row of a tile still spans a 128-byte line,
+  // when they give a clearly larger grid: the partials' share bounds the split, not the tiles.
+  const int64_t row_bytes =
+      static_cast<int64_t>(v) * static_cast<int64_t>(std::max<size_t>(1, shape.widest_element_bytes));
+  const int widest_lanes = static_cast<int>(std::min<int64_t>(32, pow2_ceil(groups)));
+  ColumnTiling best = tiling_with_lanes(shape, arch, v, widest_lanes);
+  for (int lanes = widest_lanes / 2; lanes >= 1 && lanes * row_bytes >= 128; lanes /= 2) {
+    const ColumnTiling t = tiling_with_lanes(shape, arch, v, lanes);
+    if (static_cast<double>(t.grid_blocks) > 1.1 * static_cast<double>(best.grid_blocks)) best = t;
+  }
+  return best;
+}
+
+}  // namespace fstitch

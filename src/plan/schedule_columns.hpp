@@ -1,0 +1,78 @@
+// The tiled column schedule (ScheduleKind::kColumnTile): a reduction whose reduced axes form
+// one contiguous run that is not innermost, with the domain viewed as [outer, reduced, inner].
+// Threads of a block run along the inner axis (V consecutive elements each, 16-byte accesses
+// where the inner extent allows), the block's rows of threads along chunks of the reduced
+// axis, and the reduced axis is split into S chunks across blocks so the grid fills the
+// device. Partials of a split are combined by the last block of each tile, in split order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <vector>
+
+#include "ir/dtype.hpp"
+#include "ir/op.hpp"
+#include "plan/arch.hpp"
+
+namespace fstitch {
+
+struct PlanInputs;
+struct KernelSpec;
+
+// What the choice depends on, all explicit so a cost model can score the alternatives.
+struct ColumnShape {
+  int64_t outer = 1;                // product of the kept axes before the reduced run
+  int64_t reduced = 1;              // product of the reduced axes
+  int64_t inner = 1;                // product of the kept axes after the reduced run
+  size_t widest_element_bytes = 0;  // widest dtype among element loads and stores (0: none)
+  uint64_t input_bytes = 0;         // bytes the kernel reads from global memory once
+  size_t accumulator_bytes = 0;     // sum over the kernel's reductions of their accumulator size
+  int max_vector = 8;               // most elements per thread along the inner axis
+};
+
+// How a column tile runs. A tile is one outer index and `lanes * vector` inner elements; a
+// work item is one tile and one of its `split` chunks of the reduced axis.
+struct ColumnTiling {
+  int vector = 1;              // consecutive inner elements per thread (a 16-byte access when > 1)
+  int lanes = 1;               // threads of a block along the inner axis
+  int rd_threads = 1;          // threads of a block along the reduced axis
+  int64_t inner_tiles = 1;     // tiles along the inner axis per outer index
+  int64_t tiles = 1;           // outer x inner_tiles
+  int64_t split = 1;           // S: chunks of the reduced axis, each reduced by its own block
+  int64_t chunk = 1;           // reduced-axis extent of one chunk (the last may be shorter)
+  int block_threads = 1;       // lanes x rd_threads
+  int64_t grid_blocks = 1;     // blocks launched; they loop over the tiles x split work items
+  uint64_t partial_bytes = 0;  // the partials' size in the workspace (0 when split == 1)
+  uint64_t counter_bytes = 0;  // one 32-bit counter per tile (0 when split == 1)
+
+  int64_t tile_elements() const { return static_cast<int64_t>(lanes) * vector; }
+};
+
+// Blocks resident per SM at `block_threads`, by the thread limit alone.
+int resident_blocks_per_sm(const ArchParams& arch, int block_threads);
+
+// The tiling for `shape` on `arch`: at least one full wave of blocks when the work allows,
+// each chunk long enough that the partials (written and read once, S x tiles x tile elements
+// x accumulator bytes each way) stay within kPartialTrafficShare of the input bytes; S = 1
+// when the tiles alone fill a wave.
+ColumnTiling choose_column_tiling(const ColumnShape& shape, const ArchParams& arch);
+
+// Bytes of the accumulator a reduction `op` producing `result` keeps per element (its
+// partials in the workspace have this size): f32 for f32/f16/bf16 sums, f64 for f64, 64-bit
+// integers for integer sums and products, the compute type for max and min.
+size_t accumulator_bytes(OpKind op, DType result);
+
+// Gives `spec` (analyzed up to its schedule: members, roles, levels, loads and stores) the
+// column-tile schedule when it applies: a reduction over one contiguous run of axes that is
+// not innermost, one reduction pass, element values free of the kernel's reductions (they are
+// stored during the pass), accumulators within the shared-memory budget. Fills schedule,
+// column, column_partial_offsets, block_threads, grid_blocks, threads_per_row (the threads
+// that reduce one output element: rd_threads x split) and elems_per_thread. Returns false,
+// leaving `spec` as it was, when the schedule does not apply.
+bool fit_column_tile(const PlanInputs& in, KernelSpec& spec);
+
+// The partials' traffic may grow to this share of the bytes the kernel reads.
+inline constexpr double kPartialTrafficShare = 0.04;
+
+}  // namespace fstitch
