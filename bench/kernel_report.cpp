@@ -185,9 +185,10 @@ class Report {
                 : "not loaded: " + measured_.error)
         << "\n\n";
     out << "Every kernel is planned with policy stitch for its architecture. \"main loop\" is the static "
-           "instruction count of the loop with the most global accesses (a branch back to an earlier "
-           "instruction), or \"no loop\"; \"instr\" is the whole kernel's static count. bench/README.md "
-           "describes every column.\n\n";
+           "instruction count of the hot loop (the innermost loop, a branch back to an earlier instruction, "
+           "with the most global accesses) and its loads and stores, or \"no loop\"; \"instr\" is the "
+           "whole kernel's static count. Access widths are in bits. bench/README.md describes every "
+           "column.\n\n";
     for (int arch : {90, 80}) {
       const std::optional<ArchParams> params = arch_params(arch);
       out << "## " << params->name << ": " << params->sm_count << " SMs, "
