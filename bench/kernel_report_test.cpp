@@ -1,7 +1,14 @@
-// Tests of the static kernel report's pieces: occupancy and waves, the JSON reader and the
-// measured times of a results file. The SASS parser's tests are in sass_summary_test.cpp.
+// Tests of the static kernel report's pieces: occupancy and waves, finding and running the
+// disassembler, the JSON reader and the measured times of a results file. The SASS parser's
+// tests are in sass_summary_test.cpp.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "disassembler.hpp"
 #include "json_reader.hpp"
 #include "measured_times.hpp"
 #include "occupancy.hpp"
@@ -62,6 +69,83 @@ TEST(Waves, WholeAndPartialWaves) {
   EXPECT_DOUBLE_EQ(partial.waves, 1.25);
   EXPECT_DOUBLE_EQ(partial.last_wave, 0.25);
   EXPECT_DOUBLE_EQ(waves(100, 132, 0).waves, 0.0);
+}
+
+// A folder with a stand-in disassembler: a script that prints its arguments and the size of
+// the file it is given, or fails when that file holds "bad".
+class StandInDisassembler : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fstitch-disasm-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    write_script("nvdisasm");
+    write_script("cuobjdump");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void write_script(const std::string& name) {
+    const std::filesystem::path path = dir_ / name;
+    std::ofstream(path) << "#!/bin/sh\n"
+                           "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 99.1, "
+                           "V99.1.0'; exit 0; fi\n"
+                           "last=\"\"; for a in \"$@\"; do last=$a; done\n"
+                           "if grep -q bad \"$last\"; then echo 'cannot read the ELF' >&2; exit 3; fi\n"
+                           "echo \"$(basename \"$0\") $1 $(wc -c <\"$last\") bytes\"\n";
+    chmod(path.c_str(), 0755);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(StandInDisassembler, RunsTheToolOnTheCubin) {
+  std::string why;
+  const std::optional<Disassembler> nvdisasm = Disassembler::find(path("nvdisasm"), &why);
+  ASSERT_TRUE(nvdisasm) << why;
+  EXPECT_EQ(nvdisasm->kind(), "nvdisasm");
+  EXPECT_EQ(nvdisasm->version(), "Cuda compilation tools, release 99.1, V99.1.0");
+  EXPECT_EQ(nvdisasm->disassemble({1, 2, 3, 4, 5}), "nvdisasm -c 5 bytes\n");
+  const std::optional<Disassembler> cuobjdump = Disassembler::find(path("cuobjdump"), &why);
+  ASSERT_TRUE(cuobjdump) << why;
+  EXPECT_EQ(cuobjdump->kind(), "cuobjdump");
+  EXPECT_EQ(cuobjdump->disassemble({1, 2}), "cuobjdump -sass 2 bytes\n");
+}
+
+TEST_F(StandInDisassembler, AFailingToolThrowsWithItsOutput) {
+  std::string why;
+  const std::optional<Disassembler> nvdisasm = Disassembler::find(path("nvdisasm"), &why);
+  ASSERT_TRUE(nvdisasm) << why;
+  const std::vector<uint8_t> bad = {'b', 'a', 'd'};
+  try {
+    nvdisasm->disassemble(bad);
+    ADD_FAILURE() << "a failing disassembler did not throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("exit status 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot read the ELF"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(StandInDisassembler, FindsTheToolOnPathOrSaysWhatItTried) {
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path == nullptr ? "" : old_path;
+  ::unsetenv("FSTITCH_NVDISASM");
+  ::setenv("PATH", dir_.c_str(), 1);
+  std::string why;
+  const std::optional<Disassembler> found = Disassembler::find("", &why);
+  ::setenv("PATH", (dir_ / "empty").c_str(), 1);
+  const std::optional<Disassembler> none_on_path = Disassembler::find("", &why);
+  ::setenv("PATH", saved.c_str(), 1);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->path(), path("nvdisasm"));
+  EXPECT_FALSE(none_on_path);
+  EXPECT_NE(why.find("nvdisasm on PATH (not found)"), std::string::npos) << why;
+
+  EXPECT_FALSE(Disassembler::find(path("missing"), &why));
+  EXPECT_NE(why.find("--disassembler " + path("missing") + " (not executable)"), std::string::npos) << why;
+  EXPECT_FALSE(Disassembler::find("none", &why));
+  EXPECT_EQ(why, "none found");
 }
 
 TEST(JsonReader, ReadsTheValuesOfAResultsFile) {
