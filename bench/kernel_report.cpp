@@ -154,7 +154,24 @@ class Report {
              " kernels; compiling");
     jit::KernelCache cache(jit::KernelCacheOptions{});
     std::vector<jit::ModulePtr> modules;
-    compile_seconds_ = seconds_of([&] { modules = cache.compile_all(requests); });
+    compile_seconds_ = seconds_of([&] {
+      try {
+        modules = cache.compile_all(requests);
+      } catch (const std::exception&) {
+        // One kernel that does not compile must not cost the others their rows: compile each
+        // alone (the ones that did are memory hits now) and list the failures.
+        modules.assign(requests.size(), nullptr);
+        for (size_t i = 0; i < requests.size(); ++i) {
+          try {
+            modules[i] = cache.get(requests[i]);
+          } catch (const std::exception& e) {
+            const std::string what = e.what();
+            findings_.add("does not compile (" + what.substr(0, what.find('\n')).substr(0, 160) + ")",
+                          label_of(*rows_[i].c) + " sm_" + std::to_string(rows_[i].c->arch));
+          }
+        }
+      }
+    });
     compiles_ = cache.stats().compiles;
     for (size_t i = 0; i < rows_.size(); ++i) rows_[i].module = modules[i];
     progress("compiled " + std::to_string(compiles_) + " distinct kernels in " + fixed(compile_seconds_, 1) +
@@ -206,7 +223,8 @@ class Report {
   void disassemble_all() {
     std::vector<const KernelRow*> distinct;
     for (const KernelRow& row : rows_) {
-      if (sass_.emplace(row.module.get(), std::vector<SassFunction>{}).second) distinct.push_back(&row);
+      if (row.module && sass_.emplace(row.module.get(), std::vector<SassFunction>{}).second)
+        distinct.push_back(&row);
     }
     std::vector<std::string> listings(distinct.size()), errors(distinct.size());
     std::atomic<size_t> next{0};
@@ -265,6 +283,11 @@ class Report {
           schedule_kind_name(spec.schedule),
           std::to_string(spec.block_threads),
           std::to_string(spec.grid_blocks)};
+      if (!row.module) {
+        cells.push_back("compile failed");
+        t.add_row(std::move(cells));
+        continue;
+      }
       const jit::FunctionResources* f = jit::find_function(row.module->resources, kernel.name);
       if (f == nullptr) {
         cells.insert(cells.end(), {"?", "?", "?"});
