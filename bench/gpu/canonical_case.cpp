@@ -8,6 +8,7 @@
 
 #include "capi.hpp"
 #include "common/canonical_graphs.hpp"
+#include "common/reduction_graphs.hpp"
 #include "host_data.hpp"
 #include "ir/text.hpp"
 #include "reference_rows.hpp"
@@ -23,11 +24,23 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-const testing::CanonicalGraph& find_canonical(const std::string& name) {
-  for (const testing::CanonicalGraph& graph : testing::canonical_graphs()) {
-    if (graph.name == name) return graph;
+// The builder of a case's graph at any number of rows (the reference's sampled rows); a
+// reduction graph is built at its own shape whatever the rows.
+GraphBuilder builder_of(const CaseSpec& spec) {
+  if (spec.dims.empty()) {
+    for (const testing::CanonicalGraph& graph : testing::canonical_graphs()) {
+      if (graph.name == spec.graph) return graph.build;
+    }
+  } else {
+    for (const testing::ReductionGraph& graph : testing::reduction_graphs()) {
+      if (graph.name == spec.graph) {
+        const Dims dims = spec.dims;
+        return [build = graph.build, dims](int64_t, int64_t, DType dtype) { return build(dims, dtype); };
+      }
+    }
   }
-  throw std::runtime_error("no canonical graph named \"" + name + "\"");
+  throw std::runtime_error("no " + std::string(spec.dims.empty() ? "canonical" : "reduction") +
+                           " graph named \"" + spec.graph + "\"");
 }
 
 // FNV-1a: input seeds that depend on the case, the same on every machine.
@@ -76,9 +89,28 @@ void verify_outputs(const GpuRuntime& runtime, const CaseSpec& spec, const std::
 
 }  // namespace
 
+CaseSpec reduction_case(const std::string& graph, const Dims& dims, DType dtype) {
+  CaseSpec spec;
+  spec.graph = graph;
+  spec.dims = dims;
+  spec.dtype = dtype;
+  spec.cols = dims.empty() ? 1 : dims.back();
+  spec.rows = spec.cols == 0 ? 0 : element_count(dims) / spec.cols;
+  return spec;
+}
+
 std::string case_label(const CaseSpec& spec) {
-  return spec.graph + " " + std::to_string(spec.rows) + "x" + std::to_string(spec.cols) + " " +
-         dtype_name(spec.dtype);
+  const std::string shape = spec.dims.empty() ? std::to_string(spec.rows) + "x" + std::to_string(spec.cols)
+                                              : testing::dims_text(spec.dims);
+  return spec.graph + " " + shape + " " + dtype_name(spec.dtype);
+}
+
+bool is_known_graph(const std::string& name) {
+  for (const testing::CanonicalGraph& graph : testing::canonical_graphs())
+    if (graph.name == name) return true;
+  for (const testing::ReductionGraph& graph : testing::reduction_graphs())
+    if (graph.name == name) return true;
+  return false;
 }
 
 CaseResult run_case(GpuRuntime& runtime, fst_context* context, const CaseSpec& spec,
@@ -86,8 +118,8 @@ CaseResult run_case(GpuRuntime& runtime, fst_context* context, const CaseSpec& s
   CaseResult result;
   result.spec = spec;
   try {
-    const testing::CanonicalGraph& canonical = find_canonical(spec.graph);
-    const Graph graph = canonical.build(spec.rows, spec.cols, spec.dtype);
+    const GraphBuilder build = builder_of(spec);
+    const Graph graph = build(spec.rows, spec.cols, spec.dtype);
     GraphHandle parsed = parse_graph_text(context, print_graph(graph));
 
     const auto fuse_start = Clock::now();
@@ -134,8 +166,9 @@ CaseResult run_case(GpuRuntime& runtime, fst_context* context, const CaseSpec& s
     runtime.synchronize();
     result.first_run_ms = ms_since(first_start);
 
-    const RowReference reference = reference_rows(context, canonical.build, spec.rows, spec.cols, spec.dtype,
-                                                  inputs, host_inputs, options.check_rows);
+    const RowReference reference =
+        reference_rows(context, build, spec.rows, spec.cols, spec.dtype, inputs, host_inputs,
+                       options.check_rows, options.max_whole_check_elements);
     result.check.ran = reference.ran;
     result.check.ok = true;
     result.check.note = reference.note;

@@ -9,24 +9,34 @@
 #include "fstitch.h"
 #include "gpu_runtime.hpp"
 #include "ir/dtype.hpp"
+#include "ir/shape.hpp"
 
 namespace fstitch::bench_gpu {
 
 struct CaseSpec {
-  std::string graph;  // a name from testing::canonical_graphs()
-  int64_t rows = 0;
-  int64_t cols = 0;
+  std::string graph;  // a name from testing::canonical_graphs() or testing::reduction_graphs()
+  int64_t rows = 0;   // a reduction graph: the input's elements over its last axis
+  int64_t cols = 0;   // a reduction graph: the input's last axis
   DType dtype = DType::kF32;
+  Dims dims;  // a reduction graph's input shape; empty for a canonical graph (rows x cols)
 };
 
-// "layer_norm 8192x4096 bf16"
+// A case of a reduction graph at the input shape `dims`.
+CaseSpec reduction_case(const std::string& graph, const Dims& dims, DType dtype);
+
+// "layer_norm 8192x4096 bf16", "middle_axis_sum 64x4096x64 f32"
 std::string case_label(const CaseSpec& spec);
+
+// Whether `name` is a graph run_case() can build.
+bool is_known_graph(const std::string& name);
 
 struct CaseOptions {
   bool time = true;  // false: run and check only (the sanitizer mode)
   int warmup = 5;
   int runs = 50;
   int64_t check_rows = 64;  // rows compared with the reference; all rows when the graph has fewer
+  // A graph whose rows mix (a reduction graph) is checked whole up to this many elements.
+  int64_t max_whole_check_elements = int64_t{1} << 22;
   uint64_t seed = 1;
 };
 

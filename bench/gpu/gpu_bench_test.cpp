@@ -9,6 +9,7 @@
 
 #include "capi.hpp"
 #include "common/canonical_graphs.hpp"
+#include "common/reduction_graphs.hpp"
 #include "gpu_runtime.hpp"
 #include "host_data.hpp"
 #include "ir/builder.hpp"
@@ -270,7 +271,7 @@ TEST(GpuBenchJson, WritesNestedValuesWithCommasAndEscapes) {
 
 TEST(GpuBenchResults, ReportsBandwidthAndErrors) {
   CaseResult result;
-  result.spec = {"layer_norm", 8, 16, DType::kBF16};
+  result.spec = {"layer_norm", 8, 16, DType::kBF16, {}};
   result.lower_bound_bytes = 2'000'000'000;
   result.timing.median_us = 1000;  // 2 GB in 1 ms
   EXPECT_DOUBLE_EQ(effective_gb_per_s(result), 2000.0);
@@ -286,6 +287,47 @@ TEST(GpuBenchResults, ReportsBandwidthAndErrors) {
   EXPECT_NE(text.find("\"effective_gb_per_s\":2000"), std::string::npos) << text;
   EXPECT_NE(text.find("\"device\":null"), std::string::npos) << text;
   EXPECT_NE(text.find("\"overhead\":null"), std::string::npos) << text;
+}
+
+TEST(GpuBenchCases, ReductionCasesNameTheirShape) {
+  const CaseSpec middle = reduction_case("middle_axis_sum", {64, 4096, 64}, DType::kF32);
+  EXPECT_EQ(middle.rows, 64 * 4096);
+  EXPECT_EQ(middle.cols, 64);
+  EXPECT_EQ(case_label(middle), "middle_axis_sum 64x4096x64 f32");
+  EXPECT_EQ(case_label(CaseSpec{"layer_norm", 8, 16, DType::kBF16, {}}), "layer_norm 8x16 bf16");
+  EXPECT_TRUE(is_known_graph("bias_grad_column_sum"));
+  EXPECT_TRUE(is_known_graph("rms_norm"));
+  EXPECT_FALSE(is_known_graph("no_such_graph"));
+
+  CaseResult result;
+  result.spec = middle;
+  RunReport report;
+  report.cases.push_back(result);
+  const std::string text = results_json(report);
+  EXPECT_NE(text.find("\"rows\":262144,\"cols\":64,\"dims\":[64,4096,64]"), std::string::npos) << text;
+}
+
+TEST(GpuBenchReferenceRows, ReductionGraphsAreCheckedWholeUpToTheLimit) {
+  ContextHandle context = host_context();
+  for (const testing::ReductionGraph& reduction : testing::reduction_graphs()) {
+    const Dims dims = reduction.dims.size() == 2 ? Dims{8, 16} : Dims{2, 8, 4};
+    const CaseSpec spec = reduction_case(reduction.name, dims, DType::kF32);
+    const Graph built = reduction.build(dims, DType::kF32);
+    std::string why;
+    EXPECT_FALSE(rows_are_independent(built, spec.rows, spec.cols, &why)) << reduction.name;
+    GraphHandle graph = parse_graph_text(context.get(), print_graph(built));
+    const std::vector<TensorSpec> inputs = graph_inputs(graph.get());
+    std::vector<std::vector<unsigned char>> host = {random_elements(inputs[0].count(), DType::kF32, 3)};
+    auto build = [&](int64_t, int64_t, DType dtype) { return reduction.build(dims, dtype); };
+    const RowReference whole =
+        reference_rows(context.get(), build, spec.rows, spec.cols, DType::kF32, inputs, host, 4);
+    EXPECT_TRUE(whole.ran) << reduction.name << ": " << whole.note;
+    EXPECT_TRUE(whole.rows.empty());
+    const RowReference refused =
+        reference_rows(context.get(), build, spec.rows, spec.cols, DType::kF32, inputs, host, 4, 10);
+    EXPECT_FALSE(refused.ran) << reduction.name;
+    EXPECT_NE(refused.note.find("too large"), std::string::npos) << refused.note;
+  }
 }
 
 TEST(GpuBenchTiming, SummarizesSamples) {

@@ -12,6 +12,7 @@
 #include "canonical_case.hpp"
 #include "capi.hpp"
 #include "common/canonical_graphs.hpp"
+#include "common/reduction_graphs.hpp"
 #include "gpu_runtime.hpp"
 #include "launch_overhead.hpp"
 #include "results.hpp"
@@ -46,7 +47,9 @@ const char* const kUsage =
     "  --check    256x1024 f32 and bf16, one run each checked against the reference, no timing\n"
     "             (small enough for compute-sanitizer)\n"
     "  --overhead-only  only the host overhead per kernel (also meaningful with a stand-in\n"
-    "             driver in FSTITCH_CUDA_DRIVER: the driver's own time is subtracted)\n";
+    "             driver in FSTITCH_CUDA_DRIVER: the driver's own time is subtracted)\n"
+    "Every mode but --overhead-only also runs the column sum (8192x1024) and the middle-axis sum\n"
+    "(64x4096x64), f32 and bf16 (256x1024 and 8x256x64 with --check), checked whole.\n";
 
 bool parse_int(const std::string& text, int* out) {
   try {
@@ -115,11 +118,8 @@ bool parse_options(int argc, char** argv, Options* options) {
     }
   }
   for (const std::string& name : options->graphs) {
-    bool known = false;
-    for (const testing::CanonicalGraph& graph : testing::canonical_graphs())
-      known = known || graph.name == name;
-    if (!known) {
-      std::cerr << "fstitch_bench_gpu: no canonical graph named \"" << name << "\"\n";
+    if (!is_known_graph(name)) {
+      std::cerr << "fstitch_bench_gpu: no canonical or reduction graph named \"" << name << "\"\n";
       return false;
     }
   }
@@ -130,6 +130,20 @@ std::vector<Shape> shapes_for(const std::string& mode) {
   if (mode == "check") return {{256, 1024}};
   if (mode == "quick") return {{4096, 1024}};
   return {{8192, 4096}, {16384, 1024}};
+}
+
+// The reductions' input shapes: their benchmark shapes (tests/common/reduction_graphs.hpp),
+// or small ones of the same rank in the check mode, which runs under compute-sanitizer.
+Dims reduction_dims(const testing::ReductionGraph& graph, const std::string& mode) {
+  if (mode != "check") return graph.dims;
+  return graph.dims.size() == 2 ? Dims{256, 1024} : Dims{8, 256, 64};
+}
+
+bool wanted(const Options& options, const std::string& name) {
+  if (options.graphs.empty()) return true;
+  for (const std::string& graph : options.graphs)
+    if (graph == name) return true;
+  return false;
 }
 
 void progress(const std::string& line) {
@@ -243,21 +257,29 @@ int run(const Options& options) {
   // The check mode's tensors are small: the reference sees every row.
   if (!timed) case_options.check_rows = shapes_for(options.mode).front().rows;
   bool all_ok = true;
+  auto run_one = [&](const CaseSpec& spec, const CaseOptions& with) {
+    progress("running " + case_label(spec));
+    report.cases.push_back(run_case(*runtime, context.get(), spec, with));
+    progress(describe_case(report.cases.back(), report.copy.gb_per_s()));
+    all_ok = all_ok && report.cases.back().ok;
+    save(options, report);
+  };
   for (const Shape& shape : overhead_only ? std::vector<Shape>{} : shapes_for(options.mode)) {
     for (DType dtype : {DType::kF32, DType::kBF16}) {
       for (const testing::CanonicalGraph& graph : testing::canonical_graphs()) {
-        if (!options.graphs.empty()) {
-          bool wanted = false;
-          for (const std::string& name : options.graphs) wanted = wanted || name == graph.name;
-          if (!wanted) continue;
-        }
-        const CaseSpec spec{graph.name, shape.rows, shape.cols, dtype};
-        progress("running " + case_label(spec));
-        report.cases.push_back(run_case(*runtime, context.get(), spec, case_options));
-        progress(describe_case(report.cases.back(), report.copy.gb_per_s()));
-        all_ok = all_ok && report.cases.back().ok;
-        save(options, report);
+        if (wanted(options, graph.name))
+          run_one(CaseSpec{graph.name, shape.rows, shape.cols, dtype, {}}, case_options);
       }
+    }
+  }
+  // The column and middle-axis reductions: their outputs mix rows, so the reference sees the
+  // whole tensors (16M elements at most, a second or two on the host).
+  CaseOptions reduction_options = case_options;
+  reduction_options.max_whole_check_elements = int64_t{1} << 25;
+  for (DType dtype : overhead_only ? std::vector<DType>{} : std::vector<DType>{DType::kF32, DType::kBF16}) {
+    for (const testing::ReductionGraph& graph : testing::reduction_graphs()) {
+      if (wanted(options, graph.name))
+        run_one(reduction_case(graph.name, reduction_dims(graph, options.mode), dtype), reduction_options);
     }
   }
 

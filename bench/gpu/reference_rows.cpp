@@ -7,14 +7,14 @@ namespace fstitch::bench_gpu {
 
 RowReference reference_rows(fst_context* context, const GraphBuilder& build, int64_t rows, int64_t cols,
                             DType dtype, const std::vector<TensorSpec>& inputs,
-                            const std::vector<std::vector<unsigned char>>& host_inputs, int64_t check_rows) {
+                            const std::vector<std::vector<unsigned char>>& host_inputs, int64_t check_rows,
+                            int64_t max_whole_elements) {
   RowReference reference;
   const Graph graph = build(rows, cols, dtype);
   std::string why;
   const bool by_rows = rows_are_independent(graph, rows, cols, &why);
   // Without row independence the reference must see the whole tensors: only small ones.
-  constexpr int64_t kLargestWholeCheck = int64_t{1} << 22;
-  if (!by_rows && rows * cols > kLargestWholeCheck) {
+  if (!by_rows && rows * cols > max_whole_elements) {
     reference.note = "not checked: " + why + ", and the tensors are too large for the reference";
     return reference;
   }

@@ -97,6 +97,14 @@ def steps_section(steps):
     return ["## Steps", "", table(["step", "result", "seconds", "detail"], rows), ""]
 
 
+def shape_of(case):
+    """"8192x4096", or a reduction case's input shape ("64x4096x64") from its dims."""
+    dims = case.get("dims")
+    if isinstance(dims, list) and dims:
+        return "x".join(str(d) for d in dims)
+    return f"{case.get('rows')}x{case.get('cols')}"
+
+
 def check_text(case):
     if case.get("error"):
         return "ERROR"
@@ -147,7 +155,7 @@ def benchmark_section(fstitch, torch, problems):
 
     torch_cases = {}
     for case in (torch or {}).get("cases", []):
-        torch_cases[(case.get("graph"), case.get("rows"), case.get("cols"), case.get("dtype"))] = case
+        torch_cases[(case.get("graph"), shape_of(case), case.get("dtype"))] = case
     modes = (torch or {}).get("modes", [])
     show_autotune = "max_autotune" in modes
     show_jax = "jax" in modes
@@ -161,7 +169,7 @@ def benchmark_section(fstitch, torch, problems):
     rows = []
     seen = set()
     for case in (fstitch or {}).get("cases", []):
-        key = (case.get("graph"), case.get("rows"), case.get("cols"), case.get("dtype"))
+        key = (case.get("graph"), shape_of(case), case.get("dtype"))
         seen.add(key)
         theirs = torch_cases.get(key)
         timing = case.get("timing") or {}
@@ -169,7 +177,7 @@ def benchmark_section(fstitch, torch, problems):
         fraction = case.get("fraction_of_copy")
         row = [
             case.get("graph"),
-            f"{case.get('rows')}x{case.get('cols')}",
+            key[1],
             case.get("dtype"),
             case.get("kernels", "-"),
             number((case.get("lower_bound_bytes") or 0) / 1e6, 1),
@@ -186,14 +194,14 @@ def benchmark_section(fstitch, torch, problems):
         row += [ratio(mode_time(theirs, "eager"), ours), ratio(mode_time(theirs, "compile"), ours), check_text(case)]
         rows.append(row)
         if case.get("error"):
-            problems.append(f"fstitch {key[0]} {key[1]}x{key[2]} {key[3]}: {case['error']}")
+            problems.append(f"fstitch {key[0]} {key[1]} {key[2]}: {case['error']}")
         elif (case.get("check") or {}).get("note"):
-            problems.append(f"fstitch {key[0]} {key[1]}x{key[2]} {key[3]}: {case['check']['note']}")
+            problems.append(f"fstitch {key[0]} {key[1]} {key[2]}: {case['check']['note']}")
     for key, theirs in torch_cases.items():
         if key in seen:
             continue
         lower_bound = theirs.get("lower_bound_bytes") or 0
-        row = [key[0], f"{key[1]}x{key[2]}", key[3], "-", number(lower_bound / 1e6, 1), "-", "-", "-"]
+        row = [key[0], key[1], key[2], "-", number(lower_bound / 1e6, 1), "-", "-", "-"]
         row += [number(mode_time(theirs, "eager"), 1), number(mode_time(theirs, "compile"), 1)]
         if show_autotune:
             row.append(number(mode_time(theirs, "max_autotune"), 1))
@@ -205,7 +213,7 @@ def benchmark_section(fstitch, torch, problems):
         for mode in modes:
             error = mode_error(theirs, mode)
             if error:
-                problems.append(f"{mode} {key[0]} {key[1]}x{key[2]} {key[3]}: {error}")
+                problems.append(f"{mode} {key[0]} {key[1]} {key[2]}: {error}")
 
     if rows:
         lines += [table(header, rows), ""]
@@ -213,7 +221,8 @@ def benchmark_section(fstitch, torch, problems):
             "LB MB: the lower bound of global-memory traffic (each input read once, each output written once), "
             "in 10^6 bytes; GB/s: LB over fstitch's median time; % copy: that over the copy bandwidth; "
             "vs eager / vs compile: their median time over fstitch's (above 1: fstitch is faster); "
-            "check: relative L2 error against the reference evaluator on sampled rows. "
+            "check: relative L2 error against the reference evaluator on sampled rows "
+            "(the column and middle-axis sums: on the whole tensors). "
             "Times are medians of CUDA events with the L2 flushed before each run"
             + ("; jax times are host clock around the call, dispatch included." if show_jax else "."),
             "",

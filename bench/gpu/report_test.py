@@ -157,6 +157,28 @@ class ReportTest(unittest.TestCase):
         text = report.render(os.path.join(self.directory, "none.json"), None, None)
         self.assertIn("fstitch_bench_gpu: no results file", text)
 
+    def test_reduction_cases_show_their_input_shape(self):
+        with_reductions = json.loads(json.dumps(FSTITCH))
+        with_reductions["cases"].append({
+            "graph": "middle_axis_sum", "rows": 262144, "cols": 64, "dims": [64, 4096, 64], "dtype": "f32",
+            "ok": True, "error": None, "kernels": 1, "lower_bound_bytes": 67125248,
+            "check": {"ran": True, "ok": True, "relative_l2": 1e-7, "note": ""},
+            "timing": {"runs": 50, "median_us": 25.0}, "effective_gb_per_s": 2685.0, "fraction_of_copy": 0.67,
+        })
+        with_reductions["cases"].append({
+            "graph": "bias_grad_column_sum", "rows": 8192, "cols": 1024, "dims": [8192, 1024], "dtype": "bf16",
+            "ok": False, "error": None, "kernels": 1, "lower_bound_bytes": 16779264,
+            "check": {"ran": False, "ok": False, "note": "not checked: too large"},
+            "timing": {"runs": 50, "median_us": 700.0}, "effective_gb_per_s": 24.0, "fraction_of_copy": 0.006,
+        })
+        text = report.render(write(self.directory, "f.json", with_reductions), None, None)
+        row = row_of(text, "| middle_axis_sum | 64x4096x64 | f32")
+        self.assertEqual(row[3:8], ["1", "67.1", "25.0", "2685", "67"])
+        self.assertEqual(row[-1], "ok (1.0e-07)")
+        self.assertEqual(row_of(text, "| bias_grad_column_sum | 8192x1024 | bf16")[-1], "FAILED")
+        self.assertIn("fstitch bias_grad_column_sum 8192x1024 bf16: not checked: too large", text)
+        self.assertIn("the column and middle-axis sums: on the whole tensors", text)
+
     def test_cells_never_break_the_table(self):
         broken = json.loads(json.dumps(FSTITCH))
         broken["cases"][0]["graph"] = "a|b\nc"

@@ -21,6 +21,11 @@ void write_case(JsonWriter& json, const CaseResult& result, double copy_gb_per_s
   json.key("graph").value(result.spec.graph);
   json.key("rows").value(result.spec.rows);
   json.key("cols").value(result.spec.cols);
+  if (!result.spec.dims.empty()) {
+    json.key("dims").begin_array();
+    for (int64_t dim : result.spec.dims) json.value(dim);
+    json.end_array();
+  }
   json.key("dtype").value(dtype_name(result.spec.dtype));
   json.key("ok").value(result.ok);
   if (result.error.empty()) {

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Framework baselines for the GPU benchmark: the six canonical graphs of
-tests/common/canonical_graphs.cpp written in PyTorch (eager and torch.compile) and, when it
+tests/common/canonical_graphs.cpp and the column and middle-axis sums of
+tests/common/reduction_graphs.cpp written in PyTorch (eager and torch.compile) and, when it
 imports, JAX (jax.jit), at the shapes and dtypes fstitch_bench_gpu uses, timed the same way:
 warm-up runs, then timed runs each preceded by an L2 flush (a write over a buffer several
 times the L2 size), median of CUDA events. The device-to-device copy bandwidth is measured
 the same way. Results go to a JSON file, rewritten after every case, so a run cut short
 still leaves what it measured.
 
-  torch_baseline.py --output torch.json            # full: 8192x4096 and 16384x1024
+  torch_baseline.py --output torch.json            # full: 8192x4096 and 16384x1024 (the
+                                                   # reductions: 8192x1024 and 64x4096x64)
   torch_baseline.py --quick --output torch.json    # 4096x1024
   torch_baseline.py --device cpu --quick           # a dry run without a GPU (eager only)
 
@@ -32,6 +34,10 @@ GRAPHS = [
     "gelu_bias",
 ]
 SHAPES = {"full": [(8192, 4096), (16384, 1024)], "quick": [(4096, 1024)]}
+# The column and middle-axis sums of tests/common/reduction_graphs.cpp: input shape (the one
+# fstitch_bench_gpu runs in every timed mode) and the reduced axis, summed in f32.
+REDUCTIONS = {"bias_grad_column_sum": ((8192, 1024), 0), "middle_axis_sum": ((64, 4096, 64), 1)}
+ALL_GRAPHS = GRAPHS + list(REDUCTIONS)
 DTYPES = ["f32", "bf16"]
 ALL_MODES = ["eager", "compile", "max_autotune", "jax"]
 
@@ -43,13 +49,30 @@ INPUTS = {
     "log_softmax": [("x", "m")],
     "bias_residual_layer_norm": [("x", "m"), ("bias", "v"), ("residual", "m"), ("gamma", "v"), ("beta", "v")],
     "gelu_bias": [("x", "m"), ("bias", "v")],
+    "bias_grad_column_sum": [("dy", "d")],  # "d": the reduction's input shape
+    "middle_axis_sum": [("x", "d")],
 }
 OUTPUT_COUNT = {name: 2 if name == "bias_residual_layer_norm" else 1 for name in GRAPHS}
 ELEMENT_BYTES = {"f32": 4, "bf16": 2}
 
 
-def lower_bound_bytes(graph, rows, cols, dtype):
+def element_count(dims):
+    count = 1
+    for d in dims:
+        count *= d
+    return count
+
+
+def shape_text(rows, cols, dims=None):
+    return "x".join(str(d) for d in dims) if dims else f"{rows}x{cols}"
+
+
+def lower_bound_bytes(graph, rows, cols, dtype, dims=None):
     """Each input read once and each output written once, as fst_fusion_planned_bytes counts."""
+    if graph in REDUCTIONS:
+        axis = REDUCTIONS[graph][1]
+        kept = [d for i, d in enumerate(dims) if i != axis]
+        return (element_count(dims) + element_count(kept)) * ELEMENT_BYTES[dtype]
     elements = sum(rows * cols if kind == "m" else cols for _, kind in INPUTS[graph])
     elements += OUTPUT_COUNT[graph] * rows * cols
     return elements * ELEMENT_BYTES[dtype]
@@ -93,6 +116,12 @@ def torch_graphs(torch):
     def gelu_bias(x, bias):
         return (F.gelu(x.float() + bias.float()).to(x.dtype),)
 
+    def bias_grad_column_sum(dy):
+        return (dy.float().sum(dim=0).to(dy.dtype),)
+
+    def middle_axis_sum(x):
+        return (x.float().sum(dim=1).to(x.dtype),)
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -100,6 +129,8 @@ def torch_graphs(torch):
         "log_softmax": log_softmax,
         "bias_residual_layer_norm": bias_residual_layer_norm,
         "gelu_bias": gelu_bias,
+        "bias_grad_column_sum": bias_grad_column_sum,
+        "middle_axis_sum": middle_axis_sum,
     }
 
 
@@ -141,6 +172,12 @@ def jax_graphs(jax, jnp):
     def gelu_bias(x, bias):
         return (jax.nn.gelu(x.astype(f32) + bias.astype(f32), approximate=False).astype(x.dtype),)
 
+    def bias_grad_column_sum(dy):
+        return (jnp.sum(dy.astype(f32), axis=0).astype(dy.dtype),)
+
+    def middle_axis_sum(x):
+        return (jnp.sum(x.astype(f32), axis=1).astype(x.dtype),)
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -148,6 +185,8 @@ def jax_graphs(jax, jnp):
         "log_softmax": log_softmax,
         "bias_residual_layer_norm": bias_residual_layer_norm,
         "gelu_bias": gelu_bias,
+        "bias_grad_column_sum": bias_grad_column_sum,
+        "middle_axis_sum": middle_axis_sum,
     }
 
 
@@ -240,13 +279,13 @@ def relative_difference(torch, results, reference):
     return worst
 
 
-def make_inputs(torch, graph, rows, cols, dtype, device, seed):
+def make_inputs(torch, graph, rows, cols, dtype, device, seed, dims=None):
     generator = torch.Generator(device="cpu")
     generator.manual_seed(seed)
     torch_dtype = torch.float32 if dtype == "f32" else torch.bfloat16
     tensors = []
     for _, kind in INPUTS[graph]:
-        shape = (rows, cols) if kind == "m" else (cols,)
+        shape = tuple(dims) if kind == "d" else (rows, cols) if kind == "m" else (cols,)
         values = torch.rand(shape, generator=generator, dtype=torch.float32) * 4.0 - 2.0
         tensors.append(values.to(device=device, dtype=torch_dtype))
     return tensors
@@ -322,19 +361,23 @@ def load_jax(baseline, device):
         return None
 
 
-def run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype, seed):
+def run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype, seed, dims=None):
+    """One graph at one shape; a reduction graph at the input shape `dims` (rows and cols are
+    then its elements over its last axis and that axis, as fstitch_bench_gpu writes them)."""
     args = baseline.args
     case = {
         "graph": graph,
         "rows": rows,
         "cols": cols,
         "dtype": dtype,
-        "lower_bound_bytes": lower_bound_bytes(graph, rows, cols, dtype),
+        "lower_bound_bytes": lower_bound_bytes(graph, rows, cols, dtype, dims),
         "results": {},
     }
+    if dims:
+        case["dims"] = list(dims)
     baseline.doc["cases"].append(case)
     results = case["results"]
-    inputs = make_inputs(torch, graph, rows, cols, dtype, args.device, seed)
+    inputs = make_inputs(torch, graph, rows, cols, dtype, args.device, seed, dims)
     fn = graphs[graph]
     reference = fn(*inputs)
     timer.synchronize()
@@ -381,7 +424,7 @@ def run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype
         f"{m} {r['median_us']:.1f} us" if r.get("median_us") is not None else f"{m} error: {r.get('error')}"
         for m, r in results.items()
     )
-    baseline.progress(f"{graph} {rows}x{cols} {dtype}: {line}")
+    baseline.progress(f"{graph} {shape_text(rows, cols, dims)} {dtype}: {line}")
     del inputs, reference
 
 
@@ -397,8 +440,11 @@ def parse_args(argv):
         default=None,
         help="comma-separated among %s (default: eager,compile,jax; eager alone on the CPU)" % ",".join(ALL_MODES),
     )
-    parser.add_argument("--graphs", default=None, help="comma-separated graph names (default: all six)")
+    parser.add_argument("--graphs", default=None,
+                        help="comma-separated graph names (default: the six canonical graphs and the two reductions)")
     parser.add_argument("--shapes", default=None, help="comma-separated ROWSxCOLS (default by mode)")
+    parser.add_argument("--reduction-dims", default=None,
+                        help="NAME=AxB[xC],... input shapes of the reductions (default: their benchmark shapes)")
     parser.add_argument("--time-budget", type=float, default=0, help="seconds; later modes are skipped after it")
     args = parser.parse_args(argv)
     args.runs = args.runs if args.runs is not None else (20 if args.quick else 50)
@@ -408,10 +454,23 @@ def parse_args(argv):
     for mode in args.modes:
         if mode not in ALL_MODES:
             parser.error(f"unknown mode {mode!r}; choose among {', '.join(ALL_MODES)}")
-    args.graphs = [g for g in (args.graphs or ",".join(GRAPHS)).split(",") if g]
+    args.graphs = [g for g in (args.graphs or ",".join(ALL_GRAPHS)).split(",") if g]
     for graph in args.graphs:
-        if graph not in GRAPHS:
-            parser.error(f"unknown graph {graph!r}; choose among {', '.join(GRAPHS)}")
+        if graph not in ALL_GRAPHS:
+            parser.error(f"unknown graph {graph!r}; choose among {', '.join(ALL_GRAPHS)}")
+    given = args.reduction_dims
+    args.reduction_dims = {name: dims for name, (dims, _) in REDUCTIONS.items()}
+    for item in (given or "").split(","):
+        if not item:
+            continue
+        name, _, text = item.partition("=")
+        try:
+            dims = tuple(int(d) for d in text.lower().split("x"))
+            if name not in REDUCTIONS or len(dims) != len(REDUCTIONS[name][0]) or min(dims) < 1:
+                raise ValueError
+        except ValueError:
+            parser.error("--reduction-dims takes NAME=AxB[xC] with a reduction's name and its rank")
+        args.reduction_dims[name] = dims
     if args.shapes:
         try:
             args.shapes = [tuple(int(d) for d in s.lower().split("x")) for s in args.shapes.split(",") if s]
@@ -465,7 +524,7 @@ def main(argv=None):
     seed = 1
     for rows, cols in args.shapes:
         for dtype in DTYPES:
-            for graph in args.graphs:
+            for graph in [g for g in args.graphs if g not in REDUCTIONS]:
                 seed += 1
                 try:
                     run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype, seed)
@@ -473,8 +532,20 @@ def main(argv=None):
                     baseline.doc["errors"].append(f"{graph} {rows}x{cols} {dtype}: {short_error(error)}")
                     baseline.progress(f"{graph} {rows}x{cols} {dtype}: ERROR {short_error(error)}")
                 baseline.save()
+    for graph in [g for g in args.graphs if g in REDUCTIONS]:
+        dims = args.reduction_dims[graph]
+        for dtype in DTYPES:
+            seed += 1
+            label = f"{graph} {shape_text(0, 0, dims)} {dtype}"
+            try:
+                run_case(torch, baseline, timer, graphs, jax_parts, graph, element_count(dims) // dims[-1], dims[-1],
+                         dtype, seed, dims)
+            except Exception as error:
+                baseline.doc["errors"].append(f"{label}: {short_error(error)}")
+                baseline.progress(f"{label}: ERROR {short_error(error)}")
+            baseline.save()
     failed = [
-        f"{c['graph']} {c['rows']}x{c['cols']} {c['dtype']} {mode}"
+        f"{c['graph']} {shape_text(c['rows'], c['cols'], c.get('dims'))} {c['dtype']} {mode}"
         for c in baseline.doc["cases"]
         for mode, r in c["results"].items()
         if "error" in r

@@ -183,6 +183,20 @@ class TorchBaselineTest(unittest.TestCase):
         self.assertAlmostEqual(float(y.array[0, 1]), 3.0, delta=0.02)
         self.assertAlmostEqual(float(y.array[0, 2]), 0.0, delta=0.01)
 
+    def test_reductions_sum_over_their_axis(self):
+        rng = np.random.default_rng(5)
+        dy = self.tensor(rng.uniform(-2, 2, (6, 5)))
+        (db,) = self.graphs["bias_grad_column_sum"](dy)
+        np.testing.assert_allclose(db.array, dy.array.sum(axis=0), rtol=1e-6)
+        x = self.tensor(rng.uniform(-2, 2, (2, 7, 3)), bfloat16)
+        (y,) = self.graphs["middle_axis_sum"](x)
+        self.assertIs(y.dtype, bfloat16)
+        self.assertEqual(y.array.shape, (2, 3))
+        np.testing.assert_allclose(y.array, x.array.sum(axis=1), rtol=1e-2)
+        lb = self.baseline.lower_bound_bytes
+        self.assertEqual(lb("bias_grad_column_sum", 8192, 1024, "bf16", (8192, 1024)), (8192 * 1024 + 1024) * 2)
+        self.assertEqual(lb("middle_axis_sum", 64 * 4096, 64, "f32", (64, 4096, 64)), (64 * 4096 * 64 + 64 * 64) * 4)
+
     def test_lower_bound_counts_inputs_and_outputs(self):
         lb = self.baseline.lower_bound_bytes
         self.assertEqual(lb("layer_norm", 8192, 4096, "bf16"), (2 * 8192 * 4096 + 2 * 4096) * 2)
@@ -192,11 +206,18 @@ class TorchBaselineTest(unittest.TestCase):
     def test_cpu_dry_run_records_every_case_and_the_compile_failure(self):
         output = os.path.join(tempfile.mkdtemp(), "torch.json")
         code = self.baseline.main(["--device", "cpu", "--quick", "--shapes", "8x16", "--runs", "2", "--warmup", "1",
-                                   "--modes", "eager,compile", "--output", output])
+                                   "--modes", "eager,compile", "--output", output,
+                                   "--reduction-dims", "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4"])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
-        self.assertEqual(len(doc["cases"]), 12)  # six graphs, two dtypes
+        self.assertEqual(len(doc["cases"]), 16)  # six graphs and two reductions, two dtypes each
+        reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c}
+        self.assertEqual(sorted(reductions), [("bias_grad_column_sum", "bf16"), ("bias_grad_column_sum", "f32"),
+                                              ("middle_axis_sum", "bf16"), ("middle_axis_sum", "f32")])
+        middle = reductions[("middle_axis_sum", "f32")]
+        self.assertEqual((middle["dims"], middle["rows"], middle["cols"]), ([2, 3, 4], 6, 4))
+        self.assertEqual(middle["lower_bound_bytes"], (24 + 8) * 4)
         for case in doc["cases"]:
             self.assertGreater(case["results"]["eager"]["median_us"], 0)
             if case["graph"] == "gelu_bias":
@@ -204,6 +225,16 @@ class TorchBaselineTest(unittest.TestCase):
             else:
                 self.assertEqual(case["results"]["compile"]["rel_diff_vs_eager"], 0.0)
         self.assertEqual(doc["copy"]["bytes_moved"], 2 * (16 << 20))
+
+    def test_bad_reduction_dims_are_refused(self):
+        for bad in ("middle_axis_sum=2x3", "nosuch=2x3", "bias_grad_column_sum=0x4", "bias_grad_column_sum=ax4"):
+            with self.assertRaises(SystemExit):
+                with open(os.devnull, "w") as devnull:
+                    saved, sys.stderr = sys.stderr, devnull
+                    try:
+                        self.baseline.parse_args(["--reduction-dims", bad])
+                    finally:
+                        sys.stderr = saved
 
     def test_time_budget_skips_later_modes(self):
         output = os.path.join(tempfile.mkdtemp(), "torch.json")

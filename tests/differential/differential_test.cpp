@@ -11,6 +11,7 @@
 
 #include "common/canonical_graphs.hpp"
 #include "common/random_graph.hpp"
+#include "common/reduction_graphs.hpp"
 #include "differential/harness.hpp"
 #include "ir/text.hpp"
 
@@ -139,6 +140,43 @@ TEST(Differential, CanonicalGraphs) {
       "[ differential ] canonical: %zu plan(s), %zu kernel(s), %zu failed; largest error %.3g of its limit; "
       "%zu ill-conditioned output(s); %.1f s\n",
       cases.size(), s.kernels, s.failed, s.worst_ratio, s.widened, seconds_since(start));
+}
+
+// The column and middle-axis reductions at shapes that cover one row or column, odd sizes
+// and a long reduced axis.
+TEST(Differential, ReductionGraphs) {
+  const std::vector<Dims> column_shapes = {{64, 256}, {1000, 30}, {3, 7}, {1, 1}, {4096, 8}};
+  const std::vector<Dims> middle_shapes = {{4, 100, 16}, {2, 3, 5}, {1, 1, 1}, {8, 512, 1}, {3, 1, 64}};
+  const std::vector<DType> dtypes = {DType::kF32, DType::kF16, DType::kBF16};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<DiffCase> cases;
+  uint64_t data_seed = 5000;
+  for (const ReductionGraph& reduction : reduction_graphs()) {
+    const bool column = reduction.dims.size() == 2;
+    for (const Dims& dims : column ? column_shapes : middle_shapes) {
+      for (DType dtype : dtypes) {
+        auto graph = std::make_shared<const Graph>(reduction.build(dims, dtype));
+        ++data_seed;
+        std::vector<FusionPolicy> policies = {FusionPolicy::kStitch};
+        if (dtype == DType::kF32)
+          policies = {FusionPolicy::kStitch, FusionPolicy::kLoop, FusionPolicy::kNone};
+        for (FusionPolicy policy : policies) {
+          DiffCase c;
+          c.label = reduction.name + " " + dims_text(dims) + " " + dtype_name(dtype);
+          c.reproduce = "fstitch_differential_tests --gtest_filter=Differential.ReductionGraphs";
+          c.graph = graph;
+          c.policy = policy;
+          c.data_seed = data_seed;
+          cases.push_back(std::move(c));
+        }
+      }
+    }
+  }
+  const Summary s = report(run_cases(cases, harness_options()));
+  std::printf(
+      "[ differential ] reductions: %zu plan(s), %zu kernel(s), %zu failed; largest error %.3g of its "
+      "limit; %.1f s\n",
+      cases.size(), s.kernels, s.failed, s.worst_ratio, seconds_since(start));
 }
 
 // FSTITCH_DIFF_GRAPH=file runs a graph in the text format (a failure's "graph:" section,

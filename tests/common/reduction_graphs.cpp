@@ -1,0 +1,59 @@
+#include "common/reduction_graphs.hpp"
+
+#include <stdexcept>
+
+#include "ir/builder.hpp"
+
+namespace fstitch::testing {
+namespace {
+
+// f16/bf16 are summed in f32, as frameworks do: cast in, reduce, cast out.
+bool low_precision(DType dtype) {
+  return dtype == DType::kF16 || dtype == DType::kBF16;
+}
+
+Graph sum_over_axis(const std::string& input, const Dims& dims, int64_t axis, DType dtype) {
+  Graph g;
+  ValueId x = build_input(g, input, dtype, dims);
+  if (low_precision(dtype)) x = build_cast(g, x, DType::kF32);
+  ValueId sum = build_reduce(g, OpKind::kReduceSum, x, {axis}, false);
+  if (low_precision(dtype)) sum = build_cast(g, sum, dtype);
+  build_output(g, "y", sum);
+  return g;
+}
+
+}  // namespace
+
+Graph bias_grad_column_sum(int64_t rows, int64_t cols, DType dtype) {
+  return sum_over_axis("dy", {rows, cols}, 0, dtype);
+}
+
+Graph middle_axis_sum(int64_t outer, int64_t middle, int64_t inner, DType dtype) {
+  return sum_over_axis("x", {outer, middle, inner}, 1, dtype);
+}
+
+const std::vector<ReductionGraph>& reduction_graphs() {
+  static const std::vector<ReductionGraph> graphs = {
+      {"bias_grad_column_sum",
+       {8192, 1024},
+       [](const Dims& dims, DType dtype) {
+         if (dims.size() != 2) throw std::invalid_argument("bias_grad_column_sum takes [rows, cols]");
+         return bias_grad_column_sum(dims[0], dims[1], dtype);
+       }},
+      {"middle_axis_sum",
+       {64, 4096, 64},
+       [](const Dims& dims, DType dtype) {
+         if (dims.size() != 3) throw std::invalid_argument("middle_axis_sum takes [outer, middle, inner]");
+         return middle_axis_sum(dims[0], dims[1], dims[2], dtype);
+       }},
+  };
+  return graphs;
+}
+
+std::string dims_text(const Dims& dims) {
+  std::string text;
+  for (size_t i = 0; i < dims.size(); ++i) text += (i == 0 ? "" : "x") + std::to_string(dims[i]);
+  return text;
+}
+
+}  // namespace fstitch::testing

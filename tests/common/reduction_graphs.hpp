@@ -1,0 +1,34 @@
+// Reductions over axes other than the innermost one, built the way a framework decomposes
+// them: the column reduction of a linear layer's bias gradient and a reduction over the
+// middle axis of a 3-D tensor. Shared by the differential tests, the static kernel report
+// and the GPU benchmark.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.hpp"
+
+namespace fstitch::testing {
+
+// The bias gradient of y = x W + b: db = sum(dy, axis 0) of dy [rows, cols], giving [cols].
+Graph bias_grad_column_sum(int64_t rows, int64_t cols, DType dtype);
+
+// sum(x, axis 1) of x [outer, middle, inner], giving [outer, inner]: a reduction whose
+// reduced axis has kept axes on both sides.
+Graph middle_axis_sum(int64_t outer, int64_t middle, int64_t inner, DType dtype);
+
+struct ReductionGraph {
+  std::string name;
+  Dims dims;                                                  // the input's shape in the benchmarks
+  std::function<Graph(const Dims& dims, DType dtype)> build;  // dims of the input
+};
+
+// bias_grad_column_sum at [8192, 1024] and middle_axis_sum at [64, 4096, 64].
+const std::vector<ReductionGraph>& reduction_graphs();
+
+// "64x4096x64".
+std::string dims_text(const Dims& dims);
+
+}  // namespace fstitch::testing
