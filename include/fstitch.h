@@ -683,7 +683,8 @@ typedef struct fst_kernel fst_kernel;
 
 /**
  * @brief Create fuse options with the defaults: policy stitch, target architecture sm_90
- *        (or the context's device when it has one), shared-memory budget 48 KiB per block,
+ *        (or the context's device when it has one), shared-memory budget 227 KiB per block
+ *        (capped by the target's per-block limit: 227 KiB on sm_90, 163 KiB on sm_80),
  *        register cap 64 per thread.
  * @return ::FST_ERROR_INVALID_ARGUMENT on NULL; ::FST_ERROR_OUT_OF_MEMORY.
  */
@@ -702,7 +703,9 @@ FST_API fst_status fst_fuse_options_set_policy(fst_fuse_options* options, fst_fu
 FST_API fst_status fst_fuse_options_set_target_arch(fst_fuse_options* options, int sm);
 
 /**
- * @brief Shared memory a kernel may use per block, in bytes (1 KiB .. 227 KiB).
+ * @brief Shared memory a kernel may use per block, in bytes (1 KiB .. 227 KiB), a cap on the
+ *        row caches the planner keeps on chip; past 48 KiB a kernel uses dynamic shared memory
+ *        (fst_kernel_launch_config() says how much; the CUDA backend opts the kernel in).
  * @return ::FST_ERROR_INVALID_ARGUMENT for NULL or a value out of range.
  */
 FST_API fst_status fst_fuse_options_set_shared_memory_budget(fst_fuse_options* options, size_t bytes);
@@ -882,6 +885,8 @@ FST_API fst_status fst_kernel_launch_kind(const fst_kernel* kernel, fst_launch_k
  * @brief The kernel's CUfunction (as void*) in the calling thread's current CUDA context, or
  *        in the device's primary context when none is current; loads the kernel (compiling it
  *        if need be) on first use. Valid while the fusion and that context live.
+ * A kernel launched with more than 48 KiB of dynamic shared memory (fst_kernel_launch_config())
+ * is already opted in to it on the device, so the caller's cuLaunchKernel needs no attribute.
  * Errors: invalid argument (NULL), unsupported (the context runs on the host backend), no
  * compiler, compile, launch (the driver rejected the module). Thread-safe.
  */

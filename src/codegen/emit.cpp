@@ -129,8 +129,10 @@ class KernelEmitter {
             row_shaped_operand(o.dims)) {
           return kRowIndex;
         }
-        // Broadcast over the rows (gamma, beta, a bias): read at the column the loop has.
-        if (idx == kElement && !s_.reduced_axes.empty() && column_shaped_operand(o.dims) &&
+        // Broadcast over the rows (gamma, beta, a bias): read at the column the loop has (row
+        // loops have one; a column tile indexes its elements otherwise).
+        if (idx == kElement && !s_.reduced_axes.empty() && s_.schedule != ScheduleKind::kColumnTile &&
+            column_shaped_operand(o.dims) &&
             (!is_member(operand) || s_.role(operand) == ValueRole::kIndexed)) {
           return kColumn;
         }

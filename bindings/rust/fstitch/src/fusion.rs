@@ -13,8 +13,8 @@ use crate::kernel::Kernel;
 use crate::util::{c_string, take_c_string};
 
 /// Options for [`crate::Graph::fuse`]. Unset options keep the library's defaults: policy
-/// stitch, the context's device architecture (else sm_90), 48 KiB of shared memory per
-/// block, 64 registers per thread. Values are checked by the library when fusing, which
+/// stitch, the context's device architecture (else sm_90), 227 KiB of shared memory per
+/// block (at most the device's limit), 64 registers per thread. Values are checked by the library when fusing, which
 /// fails with the first one it rejects.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FuseOptions {
