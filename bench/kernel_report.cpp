@@ -268,7 +268,7 @@ class Report {
          {"block"},        {"grid"},         {"regs"},         {"spill B"},       {"smem B"},
          {"blocks/SM"},    {"limit", false}, {"occ %"},        {"waves"},         {"last wave %"},
          {"LDG", false},   {"STG", false},   {"atom"},         {"instr"},         {"main loop", false},
-         {"est us"},       {"est % copy"},     {"measured us"},  {"meas % copy"},   {"meas/est"}});
+         {"est us"},       {"est % copy"},   {"measured us"},  {"meas % copy"},   {"meas/est"}});
     const SmLimits limits = sm_limits(params);
     for (const KernelRow& row : rows_) {
       if (row.c->arch != arch) continue;
@@ -313,7 +313,8 @@ class Report {
       const double bytes = static_cast<double>(spec.bytes_read + spec.bytes_written);
       cells.push_back(fixed(spec.est_seconds * 1e6, 1));
       // As the plan dump says it: a copy of the same bytes over the kernel's estimate.
-      cells.push_back(spec.est_seconds > 0 ? percent(fstitch::copy_seconds(params, bytes) / spec.est_seconds) : "—");
+      cells.push_back(spec.est_seconds > 0 ? percent(fstitch::copy_seconds(params, bytes) / spec.est_seconds)
+                                           : "—");
       measured_cells(row, cells);
       t.add_row(std::move(cells));
     }

@@ -1126,8 +1126,8 @@ class KernelEmitter {
   std::map<ValueId, std::string> row_vector_stores_;
   std::set<std::string> aligned_ptrs_;
   bool storing_elements_ = false;
-  bool index32_ = false;          // every index of the kernel fits in int
-  std::string ix_ = "long long";  // the type of row, c and f
+  bool index32_ = false;                         // every index of the kernel fits in int
+  std::string ix_ = "long long";                 // the type of row, c and f
   std::string split_partials_, split_counters_;  // scratch parameters of a split column tile
 };
 

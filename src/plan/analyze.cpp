@@ -623,7 +623,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     for (int b : {128, 256, 512}) mappings.push_back({ScheduleKind::kElementwise, 1, b});
   } else if (!spec.contiguous_rows || C == 1) {
     // The column tile (plan/schedule_columns.hpp) sizes itself; thread per row is its fallback.
-    if (!spec.contiguous_rows && C > 1) mappings.push_back({ScheduleKind::kColumnTile, 0, 0, RowCache::kRecompute});
+    if (!spec.contiguous_rows && C > 1)
+      mappings.push_back({ScheduleKind::kColumnTile, 0, 0, RowCache::kRecompute});
     for (int b : {128, 256}) add_row_mapping(ScheduleKind::kThreadPerRow, 1, b);
   } else {
     for (int t = 2; t <= 16 && t / 2 < C; t *= 2) {

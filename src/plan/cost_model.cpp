@@ -301,7 +301,8 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
   }
   c.launch_seconds = a.launch_overhead_seconds;
   // A split column tile's counters are cleared before the launch: a memset on the stream.
-  if (s.schedule == ScheduleKind::kColumnTile && s.column.split > 1) c.launch_seconds += 0.5 * a.launch_overhead_seconds;
+  if (s.schedule == ScheduleKind::kColumnTile && s.column.split > 1)
+    c.launch_seconds += 0.5 * a.launch_overhead_seconds;
   // Memory and compute overlap, but not perfectly: a fifth of the smaller one shows.
   c.total_seconds = c.launch_seconds + std::max(c.memory_seconds, c.compute_seconds) +
                     0.2 * std::min(c.memory_seconds, c.compute_seconds) + c.barrier_seconds;

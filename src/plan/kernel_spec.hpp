@@ -89,8 +89,8 @@ struct KernelSpec {
   // vector_width consecutive elements (16 bytes of the widest element-shaped load or store,
   // halved until it divides cols and a thread holds no more than elems_per_thread elements of
   // a pass). Thread `lane` of a row owns the vectors lane, lane + T, lane + 2T... 1: one
-  // element at a time, columns lane, lane + T... Elementwise kernels: V consecutive elements per 16-byte access
-  // of the widest element-shaped value.
+  // element at a time, columns lane, lane + T... Elementwise kernels: V consecutive elements per 16-byte
+  // access of the widest element-shaped value.
   int vector_width = 1;
   // Occupancy the grid is sized for (blocks resident per SM, from the register estimate and
   // shared memory); the kernel is compiled with it as its minimum-blocks hint.
@@ -121,7 +121,7 @@ struct PlanInputs {
   FusionPolicy policy = FusionPolicy::kStitch;
   ArchParams arch;
   int register_cap = 64;
-  size_t shared_budget = 227 * 1024;  // capped by the device's per-block limit
+  size_t shared_budget = 227 * 1024;        // capped by the device's per-block limit
   std::vector<std::vector<ValueId>> users;  // live users of each value
   std::vector<bool> live;
   std::vector<bool> graph_output;

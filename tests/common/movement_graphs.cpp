@@ -146,8 +146,12 @@ Graph qkv_split(int64_t rows, int64_t cols, DType dtype) {
 
 const std::vector<MovementGraph>& movement_graphs() {
   static const std::vector<MovementGraph> graphs = {
-      {"rotate_half", rotate_half},   {"qkv_split", qkv_split},   {"strided_slices", strided_slices},
-      {"concat_three", concat_three}, {"pad_reduce", pad_reduce}, {"take_axes", take_axes},
+      {"rotate_half", rotate_half},
+      {"qkv_split", qkv_split},
+      {"strided_slices", strided_slices},
+      {"concat_three", concat_three},
+      {"pad_reduce", pad_reduce},
+      {"take_axes", take_axes},
       {"concat_norm_pad_softmax", concat_norm_pad_softmax},
   };
   return graphs;

@@ -17,15 +17,6 @@ namespace {
 
 constexpr int64_t kMaxElements = int64_t{1} << 20;  // keeps the file within its time on the host
 
-HarnessOptions harness_options() {
-  HarnessOptions options;
-  options.backend = diff_backend_from_env();
-#ifdef FSTITCH_DIFF_CACHE_DIR
-  options.cache_dir = FSTITCH_DIFF_CACHE_DIR;
-#endif
-  return options;
-}
-
 const char* reduce_name(OpKind op) {
   switch (op) {
     case OpKind::kReduceSum:
@@ -89,7 +80,7 @@ void expect_all_ok(const std::vector<DiffCase>& cases) {
   }
   EXPECT_GT(split, 0u);
   EXPECT_GT(unsplit, 0u);
-  for (const CaseResult& r : run_cases(cases, harness_options())) EXPECT_TRUE(r.ok) << r.report;
+  for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 
 const std::vector<int64_t> kExtents = {1, 3, 7, 33, 1000, 4097, 100000};

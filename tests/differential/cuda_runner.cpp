@@ -94,12 +94,12 @@ std::string CudaRunner::run(const jit::CompiledModule& module, const std::vector
     for (const PlannedKernel& k : kernels) {
       auto found = loaded_.find(k.name);
       if (found == loaded_.end()) {
-        found =
-            loaded_
-                .emplace(k.name, cuda::LoadedKernel::load(device_->driver_ptr(), module, k.name,
-                                                          device_->info().compute_capability(), target_sm(),
-                                                          device_->info().handle, k.spec.dynamic_shared_bytes))
-                .first;
+        found = loaded_
+                    .emplace(k.name,
+                             cuda::LoadedKernel::load(device_->driver_ptr(), module, k.name,
+                                                      device_->info().compute_capability(), target_sm(),
+                                                      device_->info().handle, k.spec.dynamic_shared_bytes))
+                    .first;
       }
       args.pack(k, in_ptrs.data(), out_ptrs.data(), reinterpret_cast<uintptr_t>(space.data()),
                 constant_ptrs.data());

@@ -21,15 +21,6 @@ namespace {
 constexpr uint64_t kFirstSeed = 1;
 constexpr uint64_t kLastSeed = 520;
 
-HarnessOptions harness_options() {
-  HarnessOptions options;
-  options.backend = diff_backend_from_env();
-#ifdef FSTITCH_DIFF_CACHE_DIR
-  options.cache_dir = FSTITCH_DIFF_CACHE_DIR;
-#endif
-  return options;
-}
-
 // Every seed runs under the stitch policy; a third of them also under loop and a fifth
 // also under none.
 std::vector<FusionPolicy> policies_for(uint64_t seed) {
@@ -96,7 +87,7 @@ TEST(Differential, RandomGraphs) {
       cases.push_back(std::move(c));
     }
   }
-  const Summary s = report(run_cases(cases, harness_options()));
+  const Summary s = report(run_cases(cases, harness_options_from_env()));
   std::printf(
       "[ differential ] %zu graph(s), %zu plan(s), %zu kernel(s), %zu failed; largest error %.3g of its "
       "limit; %zu ill-conditioned output(s) judged by their noise floor; %.1f s\n",
@@ -135,7 +126,7 @@ TEST(Differential, CanonicalGraphs) {
       }
     }
   }
-  const Summary s = report(run_cases(cases, harness_options()));
+  const Summary s = report(run_cases(cases, harness_options_from_env()));
   std::printf(
       "[ differential ] canonical: %zu plan(s), %zu kernel(s), %zu failed; largest error %.3g of its limit; "
       "%zu ill-conditioned output(s); %.1f s\n",
@@ -172,7 +163,7 @@ TEST(Differential, ReductionGraphs) {
       }
     }
   }
-  const Summary s = report(run_cases(cases, harness_options()));
+  const Summary s = report(run_cases(cases, harness_options_from_env()));
   std::printf(
       "[ differential ] reductions: %zu plan(s), %zu kernel(s), %zu failed; largest error %.3g of its "
       "limit; %.1f s\n",
@@ -210,7 +201,7 @@ TEST(Differential, GraphFile) {
     c.data_seed = data_seed;
     cases.push_back(std::move(c));
   }
-  report(run_cases(cases, harness_options()));
+  report(run_cases(cases, harness_options_from_env()));
 }
 
 TEST(Differential, SeedRangeParsing) {

@@ -422,6 +422,15 @@ void run_batch(const Batch& b, const Compiled& compiled, const HarnessOptions& o
 
 }  // namespace
 
+HarnessOptions harness_options_from_env() {
+  HarnessOptions options;
+  options.backend = diff_backend_from_env();
+#ifdef FSTITCH_DIFF_CACHE_DIR
+  options.cache_dir = FSTITCH_DIFF_CACHE_DIR;
+#endif
+  return options;
+}
+
 std::vector<CaseResult> run_cases(const std::vector<DiffCase>& cases, const HarnessOptions& options) {
   std::vector<CaseResult> results(cases.size());
   const size_t batch_size = std::max<size_t>(options.batch_size, 1);

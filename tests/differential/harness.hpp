@@ -45,6 +45,10 @@ struct HarnessOptions {
   std::string cache_dir;
 };
 
+// The options every suite runs with: the backend of FSTITCH_BACKEND and the suite's module
+// cache (FSTITCH_DIFF_CACHE_DIR, set by the build).
+HarnessOptions harness_options_from_env();
+
 // Runs every case; results are in the order of `cases`.
 std::vector<CaseResult> run_cases(const std::vector<DiffCase>& cases, const HarnessOptions& options);
 

@@ -30,11 +30,7 @@ TEST(Differential, MovementGraphs) {
       }
     }
   }
-  HarnessOptions options;
-  options.backend = diff_backend_from_env();
-#ifdef FSTITCH_DIFF_CACHE_DIR
-  options.cache_dir = FSTITCH_DIFF_CACHE_DIR;
-#endif
+  const HarnessOptions options = harness_options_from_env();
   for (const CaseResult& r : run_cases(cases, options)) EXPECT_TRUE(r.ok) << r.report;
 }
 

@@ -57,11 +57,7 @@ TEST(RowSchedule, CanonicalGraphsAtTailAndOddShapes) {
       }
     }
   }
-  HarnessOptions options;
-  options.backend = diff_backend_from_env();
-#ifdef FSTITCH_DIFF_CACHE_DIR
-  options.cache_dir = FSTITCH_DIFF_CACHE_DIR;
-#endif
+  const HarnessOptions options = harness_options_from_env();
   size_t failed = 0;
   const std::vector<CaseResult> results = run_cases(cases, options);
   for (const CaseResult& r : results) {

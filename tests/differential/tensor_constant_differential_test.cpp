@@ -58,11 +58,7 @@ TEST(TensorConstantDifferential, RandomGraphsWithConstantInputsMatchTheReference
     }
   }
   EXPECT_GE(constants, kSeeds / 2) << "about half of the inputs become constants";
-  HarnessOptions options;
-  options.backend = diff_backend_from_env();
-#ifdef FSTITCH_DIFF_CACHE_DIR
-  options.cache_dir = FSTITCH_DIFF_CACHE_DIR;
-#endif
+  const HarnessOptions options = harness_options_from_env();
   for (const CaseResult& r : run_cases(cases, options)) {
     if (!r.ok) ADD_FAILURE() << r.report;
   }
