@@ -120,7 +120,9 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
   const int64_t wave = static_cast<int64_t>(arch.sm_count) * resident_blocks_per_sm(arch, t.block_threads);
   int64_t split = 1;
   if (t.tiles < wave) {
-    split = ceil_div(wave, t.tiles);
+    // As many work items as one wave holds, not more: 1088 items on 1056 resident blocks would
+    // give 32 blocks a second item and double the kernel's time.
+    split = wave / t.tiles;
     // Every thread of a chunk gets at least two rows of the reduced axis.
     split = std::min<int64_t>(split, std::max<int64_t>(1, shape.reduced / (2 * t.rd_threads)));
     // The partials, written once and read once, within their share of the input bytes.
