@@ -75,10 +75,10 @@ class KernelEmitter {
   }
 
   void signature() {
-    // The minimum-blocks hint is the occupancy the grid was sized for (plan/cost_model.hpp):
-    // ptxas keeps the registers within what that many resident blocks allow.
+    // No minimum-blocks hint: under one, ptxas was seen to spill kernels that need fewer
+    // registers than it allows. The grid is sized from a register estimate that stays above
+    // what ptxas uses (plan/cost_model.cpp), so the occupancy planned is there.
     out_ << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_threads;
-    if (s_.min_blocks_per_sm > 1) out_ << ", " << s_.min_blocks_per_sm;
     out_ << ") " << k_.name << "(";
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const KernelParam& p = k_.params[i];

@@ -66,7 +66,7 @@ void reset(KernelSpec& s) {
   s.grid_blocks = 1;
   s.elems_per_thread = 1;
   s.vector_width = 1;
-  s.min_blocks_per_sm = 1;
+  s.planned_blocks_per_sm = 1;
   s.registers_estimate = 0;
   s.cache = RowCache::kRecompute;
   s.cached.clear();
@@ -659,7 +659,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       spec.bytes_written = add_traffic(written, scratch);
       // The tiling sizes its own grid; no minimum-blocks hint.
       spec.registers_estimate = estimate_registers(g, spec);
-      spec.min_blocks_per_sm = 1;
+      spec.planned_blocks_per_sm = 1;
       spec.est_seconds = estimate_seconds(in, spec);
       return true;
     }

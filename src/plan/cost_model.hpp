@@ -26,8 +26,8 @@ struct Occupancy {
 // per thread and `shared_bytes` of shared memory per block.
 Occupancy occupancy(const ArchParams& arch, int block_threads, int registers, size_t shared_bytes);
 
-// Estimated registers per thread of a kernel's generated code (conservative: the kernel is
-// compiled with a minimum-blocks hint derived from it, so a low estimate would spill).
+// Estimated registers per thread of a kernel's generated code, kept above what ptxas uses
+// (the grid is sized from it: a low estimate would plan more resident blocks than fit).
 int estimate_registers(const Graph& graph, const KernelSpec& spec);
 
 // Shared memory per block the kernel declares.
@@ -66,8 +66,8 @@ struct CostBreakdown {
 CostBreakdown estimate_kernel(const ArchParams& arch, const Graph& graph, const KernelSpec& spec);
 
 // Resident blocks per SM and the grid a grid-stride kernel launches: one full wave of the
-// device, or the work units when there are fewer. Sets spec.grid_blocks and
-// spec.min_blocks_per_sm.
+// device, or the work units when there are fewer. Sets spec.grid_blocks,
+// spec.planned_blocks_per_sm and spec.registers_estimate.
 void size_grid(const PlanInputs& in, KernelSpec& spec);
 
 // Time of a copy of `bytes` at the device's copy bandwidth (the speed of light the kernels

@@ -92,9 +92,9 @@ struct KernelSpec {
   // element at a time, columns lane, lane + T... Elementwise kernels: V consecutive elements per 16-byte
   // access of the widest element-shaped value.
   int vector_width = 1;
-  // Occupancy the grid is sized for (blocks resident per SM, from the register estimate and
-  // shared memory); the kernel is compiled with it as its minimum-blocks hint.
-  int min_blocks_per_sm = 1;
+  // Occupancy the grid is sized for: blocks resident per SM, from the register estimate and
+  // shared memory.
+  int planned_blocks_per_sm = 1;
   int registers_estimate = 0;
   RowCache cache = RowCache::kRecompute;
   std::vector<ValueId> cached;             // element values kept across passes (sorted)
