@@ -134,6 +134,12 @@ Occupancy occupancy(const ArchParams& a, int block_threads, int registers, size_
   return o;
 }
 
+int column_tile_registers(int reductions) {
+  // The base, two per accumulator, the margin: one vector per reduced row in flight, two deep
+  // (compiled column tiles use 32 to 38).
+  return 36 + 2 * std::max(1, reductions) + 10;
+}
+
 int estimate_registers(const Graph& g, const KernelSpec& s) {
   // Fitted to ptxas (sm_90, CUDA 13) on the canonical row graphs at LLM and ViT shapes, and
   // kept above every kernel measured: the grid is sized from it.
@@ -148,6 +154,10 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
       const double per_slot = wide(t) ? 6 : dtype_size(t) <= 2 ? 2.5 : 3;
       regs += per_slot * static_cast<double>(s.elems_per_thread);
     }
+  } else if (s.schedule == ScheduleKind::kColumnTile) {
+    int reductions = 0;
+    for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
+    return column_tile_registers(reductions);
   } else {
     // Vectors a thread issues before it uses them, beyond the four the base covers, each
     // element-shaped load taking about three registers per vector.

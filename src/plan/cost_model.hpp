@@ -30,6 +30,10 @@ Occupancy occupancy(const ArchParams& arch, int block_threads, int registers, si
 // (the grid is sized from it: a low estimate would plan more resident blocks than fit).
 int estimate_registers(const Graph& graph, const KernelSpec& spec);
 
+// Registers of a column-tile thread with `reductions` accumulators (plan/schedule_columns.hpp
+// sizes its grid with it).
+int column_tile_registers(int reductions);
+
 // Shared memory per block the kernel declares.
 size_t kernel_shared_bytes(const Graph& graph, const KernelSpec& spec);
 

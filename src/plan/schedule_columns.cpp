@@ -1,5 +1,7 @@
 #include "plan/schedule_columns.hpp"
 
+#include "plan/cost_model.hpp"
+
 #include <algorithm>
 
 #include "ir/graph.hpp"
@@ -68,6 +70,7 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
       shape.widest_element_bytes = std::max(shape.widest_element_bytes, dtype_size(g.node(v).dtype));
   }
   for (ValueId r : reductions) shape.accumulator_bytes += accumulator_bytes(g.node(r).op, g.node(r).dtype);
+  shape.reductions = static_cast<int>(reductions.size());
   // The block combine keeps every thread's accumulators in shared memory: within the budget
   // (static shared memory, at most 48 KiB, less a little for the split's flag).
   const size_t limit = std::min<size_t>(in.shared_budget, 48 * 1024);
@@ -100,8 +103,9 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
   return true;
 }
 
-int resident_blocks_per_sm(const ArchParams& arch, int block_threads) {
-  return std::max(1, arch.max_threads_per_sm / std::max(1, block_threads));
+int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions) {
+  const Occupancy occ = occupancy(arch, std::max(1, block_threads), column_tile_registers(reductions), 0);
+  return std::max(1, occ.blocks_per_sm);
 }
 
 namespace {
@@ -117,7 +121,8 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
   t.inner_tiles = ceil_div(shape.inner, t.tile_elements());
   t.tiles = shape.outer * t.inner_tiles;
 
-  const int64_t wave = static_cast<int64_t>(arch.sm_count) * resident_blocks_per_sm(arch, t.block_threads);
+  const int64_t wave =
+      static_cast<int64_t>(arch.sm_count) * resident_blocks_per_sm(arch, t.block_threads, shape.reductions);
   int64_t split = 1;
   if (t.tiles < wave) {
     // As many work items as one wave holds, not more: 1088 items on 1056 resident blocks would

@@ -29,6 +29,7 @@ struct ColumnShape {
   uint64_t input_bytes = 0;         // bytes the kernel reads from global memory once
   size_t accumulator_bytes = 0;     // sum over the kernel's reductions of their accumulator size
   int max_vector = 8;               // most elements per thread along the inner axis
+  int reductions = 1;               // accumulators per thread (they set its registers)
 };
 
 // How a column tile runs. A tile is one outer index and `lanes * vector` inner elements; a
@@ -49,8 +50,9 @@ struct ColumnTiling {
   int64_t tile_elements() const { return static_cast<int64_t>(lanes) * vector; }
 };
 
-// Blocks resident per SM at `block_threads`, by the thread limit alone.
-int resident_blocks_per_sm(const ArchParams& arch, int block_threads);
+// Blocks resident per SM at `block_threads`, by the thread limit and the registers of a
+// column-tile thread with `reductions` accumulators (plan/cost_model.hpp).
+int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions = 1);
 
 // The tiling for `shape` on `arch`: at least one full wave of blocks when the work allows,
 // each chunk long enough that the partials (written and read once, S x tiles x tile elements
