@@ -146,29 +146,23 @@ class KernelEmitter {
     }
   }
 
-  bool row_shaped_operand(const Dims& dims) const {
-    // Broadcast from an aligned row shape: the operand's flat index is the row index.
-    if (dims.size() > s_.domain.size()) return false;
-    const size_t offset = s_.domain.size() - dims.size();
-    for (size_t i = 0; i < s_.domain.size(); ++i) {
-      bool reduced = false;
-      for (int64_t a : s_.reduced_axes) reduced = reduced || a == static_cast<int64_t>(i);
-      const int64_t d = i < offset ? 1 : dims[i - offset];
-      if (reduced ? d != 1 : d != s_.domain[i]) return false;
-    }
-    return true;
-  }
+  // Broadcast from an aligned row shape: the operand's flat index is the row index.
+  bool row_shaped_operand(const Dims& dims) const { return spans_only(dims, /*reduced=*/false); }
 
   // Broadcast from the reduced axes alone (dim 1 on every kept axis, right-aligned): the
   // operand's flat index is the column c, the flat index over the reduced axes.
-  bool column_shaped_operand(const Dims& dims) const {
+  bool column_shaped_operand(const Dims& dims) const { return spans_only(dims, /*reduced=*/true); }
+
+  // `dims`, right-aligned with the domain, equals it on the reduced axes (reduced) or on the
+  // kept axes (!reduced) and is 1 on the others.
+  bool spans_only(const Dims& dims, bool reduced_axes) const {
     if (dims.size() > s_.domain.size()) return false;
     const size_t offset = s_.domain.size() - dims.size();
     for (size_t i = 0; i < s_.domain.size(); ++i) {
       bool reduced = false;
       for (int64_t a : s_.reduced_axes) reduced = reduced || a == static_cast<int64_t>(i);
       const int64_t d = i < offset ? 1 : dims[i - offset];
-      if (reduced ? d != s_.domain[i] : d != 1) return false;
+      if (d != (reduced == reduced_axes ? s_.domain[i] : 1)) return false;
     }
     return true;
   }

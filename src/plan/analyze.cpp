@@ -46,6 +46,18 @@ bool is_aligned_row_shape(const Dims& dims, const Dims& domain, const std::vecto
   return true;
 }
 
+// No row cache and no column tiling: what every schedule candidate starts from.
+void reset_cache_and_tiling(KernelSpec& s) {
+  s.cache = RowCache::kRecompute;
+  s.cached.clear();
+  s.cache_buffer.clear();
+  s.shared_buffer_types.clear();
+  s.shared_cache_bytes = 0;
+  s.dynamic_shared_bytes = 0;
+  s.column = ColumnTiling{};
+  s.column_partial_offsets.clear();
+}
+
 // Back to a default KernelSpec, keeping the capacity of its vectors.
 void reset(KernelSpec& s) {
   s.members.clear();
@@ -68,14 +80,7 @@ void reset(KernelSpec& s) {
   s.vector_width = 1;
   s.planned_blocks_per_sm = 1;
   s.registers_estimate = 0;
-  s.cache = RowCache::kRecompute;
-  s.cached.clear();
-  s.cache_buffer.clear();
-  s.shared_buffer_types.clear();
-  s.shared_cache_bytes = 0;
-  s.dynamic_shared_bytes = 0;
-  s.column = ColumnTiling{};
-  s.column_partial_offsets.clear();
+  reset_cache_and_tiling(s);
   s.bytes_read = s.bytes_written = 0;
   s.compute_ops = 0;
   s.est_seconds = 0;
@@ -637,16 +642,9 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   }
   // Applies a mapping to spec; false when its cache placement does not fit.
   auto apply = [&](const Mapping& m) {
-    spec.column = ColumnTiling{};
-    spec.column_partial_offsets.clear();
+    reset_cache_and_tiling(spec);
     spec.bytes_written = written;
     if (m.schedule == ScheduleKind::kColumnTile) {
-      spec.cache = RowCache::kRecompute;
-      spec.cached.clear();
-      spec.cache_buffer.clear();
-      spec.shared_buffer_types.clear();
-      spec.shared_cache_bytes = 0;
-      spec.dynamic_shared_bytes = 0;
       spec.vector_width = 1;
       if (!fit_column_tile(in, spec)) return false;
       spec.vector_width = spec.column.vector;
@@ -669,11 +667,6 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
     spec.vector_width = has_reduction ? row_vector_width(g, spec) : elementwise_vector;
     spec.cache = m.cache;
-    spec.cached.clear();
-    spec.cache_buffer.clear();
-    spec.shared_buffer_types.clear();
-    spec.shared_cache_bytes = 0;
-    spec.dynamic_shared_bytes = 0;
     spec.bytes_read = reads_cached;
     switch (m.cache) {
       case RowCache::kRegisters:

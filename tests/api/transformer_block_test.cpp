@@ -18,6 +18,7 @@
 
 #include "api/fusion.hpp"
 #include "common/capi_handles.hpp"
+#include "common/host_context.hpp"
 #include "fstitch.h"
 #include "plan/views.hpp"
 
@@ -234,19 +235,8 @@ Block build_block(fst_context* ctx) {
   return b;
 }
 
-ContextHandle host_context() {
-  fst_context_options* options = nullptr;
-  EXPECT_EQ(fst_context_options_create(&options), FST_OK);
-  testing::ContextOptionsHandle owned(options);
-  EXPECT_EQ(fst_context_options_set_backend(options, FST_BACKEND_HOST), FST_OK);
-  EXPECT_EQ(fst_context_options_set_log_level(options, FST_LOG_ERROR), FST_OK);
-  fst_context* ctx = nullptr;
-  EXPECT_EQ(fst_context_create(options, &ctx), FST_OK);
-  return ContextHandle(ctx);
-}
-
 TEST(TransformerBlock, RunsEndToEndThroughTheCallbackAndMatchesTheReference) {
-  ContextHandle ctx = host_context();
+  ContextHandle ctx = testing::host_backend_context(FST_LOG_ERROR);
   Block b = build_block(ctx.get());
   ASSERT_EQ(fst_graph_status(b.graph.get()), FST_OK);
   std::vector<const void*> inputs{b.token_ids.data()};

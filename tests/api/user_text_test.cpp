@@ -9,21 +9,12 @@
 #include <vector>
 
 #include "common/capi_handles.hpp"
+#include "common/host_context.hpp"
 #include "fstitch.h"
 #include "support/quote.hpp"
 
 namespace fstitch::testing {
 namespace {
-
-ContextHandle host_context() {
-  fst_context_options* options = nullptr;
-  EXPECT_EQ(fst_context_options_create(&options), FST_OK);
-  fst_context_options_set_backend(options, FST_BACKEND_HOST);
-  fst_context* context = nullptr;
-  EXPECT_EQ(fst_context_create(options, &context), FST_OK);
-  fst_context_options_destroy(options);
-  return ContextHandle(context);
-}
 
 GraphHandle new_graph(fst_context* context) {
   fst_graph* graph = nullptr;
@@ -40,7 +31,7 @@ TEST(QuoteName, EscapesAndCuts) {
 
 // A name with a newline and a megabyte of text: the message stays one short line.
 TEST(UserText, BadNamesAreEscapedAndCutInMessages) {
-  ContextHandle context = host_context();
+  ContextHandle context = testing::host_backend_context();
   GraphHandle graph = new_graph(context.get());
   const std::string hostile = "evil\nname" + std::string(1 << 20, 'x');
   const int64_t dims[] = {4};
@@ -52,7 +43,7 @@ TEST(UserText, BadNamesAreEscapedAndCutInMessages) {
 }
 
 TEST(UserText, LongDuplicateNamesAreCutInMessages) {
-  ContextHandle context = host_context();
+  ContextHandle context = testing::host_backend_context();
   GraphHandle graph = new_graph(context.get());
   const std::string name(1 << 20, 'y');
   const int64_t dims[] = {4};
@@ -69,7 +60,7 @@ TEST(UserText, LongDuplicateNamesAreCutInMessages) {
 // well under a second; the generous bound only keeps a regression from hanging the suite.
 TEST(UserText, ManyInputsAndOutputsBuildAndParseInLinearTime) {
   constexpr int kCount = 100000;
-  ContextHandle context = host_context();
+  ContextHandle context = testing::host_backend_context();
   auto build = std::async(std::launch::async, [&] {
     GraphHandle graph = new_graph(context.get());
     const int64_t dims[] = {2};

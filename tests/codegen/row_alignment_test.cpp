@@ -12,22 +12,13 @@
 #include "common/backend_run.hpp"
 #include "common/canonical_graphs.hpp"
 #include "common/capi_handles.hpp"
+#include "common/host_context.hpp"
 #include "fstitch.h"
 #include "ir/numeric.hpp"
 #include "ir/text.hpp"
 
 namespace fstitch::testing {
 namespace {
-
-ContextHandle host_context() {
-  fst_context_options* raw_options = nullptr;
-  EXPECT_EQ(fst_context_options_create(&raw_options), FST_OK);
-  ContextOptionsHandle options(raw_options);
-  fst_context_options_set_backend(options.get(), FST_BACKEND_HOST);
-  fst_context* context = nullptr;
-  EXPECT_EQ(fst_context_create(options.get(), &context), FST_OK) << fst_last_error_message();
-  return ContextHandle(context);
-}
 
 // A buffer of `bytes` bytes whose data starts `offset` bytes past a 16-byte boundary.
 class OffsetBuffer {
@@ -99,7 +90,7 @@ TEST(RowAlignment, MisalignedPointersGiveTheAlignedResultsBitForBit) {
       {rms_norm, "rms_norm", 400, 1000, DType::kF32},
       {bias_residual_layer_norm, "bias_residual_layer_norm", 200, 4096, DType::kBF16},
   };
-  ContextHandle context = host_context();
+  ContextHandle context = host_backend_context();
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const Graph g = c.build(c.rows, c.cols, c.dtype);

@@ -11,6 +11,7 @@
 
 #include "common/backend_run.hpp"
 #include "common/capi_handles.hpp"
+#include "common/host_context.hpp"
 #include "fstitch.h"
 #include "ir/builder.hpp"
 #include "ir/text.hpp"
@@ -18,22 +19,12 @@
 namespace fstitch::testing {
 namespace {
 
-ContextHandle host_context() {
-  fst_context_options* raw_options = nullptr;
-  EXPECT_EQ(fst_context_options_create(&raw_options), FST_OK);
-  ContextOptionsHandle options(raw_options);
-  fst_context_options_set_backend(options.get(), FST_BACKEND_HOST);
-  fst_context* context = nullptr;
-  EXPECT_EQ(fst_context_create(options.get(), &context), FST_OK) << fst_last_error_message();
-  return ContextHandle(context);
-}
-
 // y = the transpose of x [2, 4]: a kernel that loads and stores every element unchanged.
 std::vector<uint16_t> transpose_bits(DType dtype, const std::vector<uint16_t>& x) {
   Graph g;
   build_output(g, "y", build_permute(g, build_input(g, "x", dtype, {2, 4}), {1, 0}));
   const std::string text = print_graph(g);
-  ContextHandle context = host_context();
+  ContextHandle context = host_backend_context();
   fst_graph* raw_graph = nullptr;
   EXPECT_EQ(fst_graph_parse(context.get(), text.c_str(), text.size(), &raw_graph), FST_OK)
       << fst_last_error_message();
