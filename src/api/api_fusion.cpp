@@ -370,22 +370,8 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
     }
     if ((options == nullptr || !options->device_model_set) && fusion->context->device) {
       // The cost model plans for the device the fusion will run on, as it reports itself.
-      const fstitch::cuda::DeviceInfo& d = fusion->context->device->info();
-      fstitch::DeviceFacts facts;
-      facts.compute_capability = d.compute_capability();
-      facts.name = d.name;
-      facts.sm_count = d.multiprocessors;
-      facts.memory_clock_khz = d.memory_clock_khz;
-      facts.memory_bus_bits = d.memory_bus_bits;
-      facts.clock_khz = d.clock_khz;
-      facts.max_threads_per_sm = d.max_threads_per_multiprocessor;
-      facts.max_blocks_per_sm = d.max_blocks_per_multiprocessor;
-      facts.registers_per_sm = d.registers_per_multiprocessor;
-      facts.shared_bytes_per_sm = d.shared_bytes_per_multiprocessor;
-      facts.max_shared_bytes_per_block = d.max_shared_bytes_per_block_optin;
-      facts.l2_bytes = d.l2_bytes;
       if (const auto base = fstitch::arch_params(fuse_options.target_sm))
-        fuse_options.device = fstitch::refine_with_device(*base, facts);
+        fuse_options.device = fstitch::refine_with_device(*base, fusion->context->device->info().facts);
     }
     fusion->graph = graph->graph;
     fusion->graph_serial = graph->serial;
@@ -528,7 +514,7 @@ FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t o
     out_grid[1] = out_grid[2] = 1;
     out_block[0] = static_cast<uint32_t>(s.block_threads);
     out_block[1] = out_block[2] = 1;
-    *out_dynamic_shared_bytes = planned(kernel).spec.dynamic_shared_bytes;
+    *out_dynamic_shared_bytes = s.dynamic_shared_bytes;
   });
 }
 

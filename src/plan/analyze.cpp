@@ -82,7 +82,6 @@ void reset(KernelSpec& s) {
   s.registers_estimate = 0;
   reset_cache_and_tiling(s);
   s.bytes_read = s.bytes_written = 0;
-  s.compute_ops = 0;
   s.est_seconds = 0;
 }
 
@@ -590,9 +589,6 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     written = add_traffic(written, value_bytes(g, v), std::max<uint64_t>(1, outputs));
   }
   spec.bytes_written = written;
-  for (ValueId v : members) {
-    spec.compute_ops += op_compute_weight(g.node(v).op) * static_cast<double>(element_count(g.node(v).dims));
-  }
 
   // Schedule: every applicable mapping of threads onto rows and block size is scored by the
   // cost model (plan/cost_model.hpp); the best estimate wins, the first on a tie.

@@ -111,7 +111,6 @@ struct KernelSpec {
 
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
-  double compute_ops = 0;
   double est_seconds = 0;
 };
 

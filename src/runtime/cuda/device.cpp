@@ -36,14 +36,19 @@ DeviceInfo query_device(const Driver& driver, int ordinal) {
     int value = 0;
     return api.cuDeviceGetAttribute(&value, which, info.handle) == kSuccess && value > 0 ? value : 0;
   };
-  info.clock_khz = optional_attribute(kAttrClockRate);
-  info.memory_clock_khz = optional_attribute(kAttrMemoryClockRate);
-  info.memory_bus_bits = optional_attribute(kAttrGlobalMemoryBusWidth);
-  info.max_threads_per_multiprocessor = optional_attribute(kAttrMaxThreadsPerMultiprocessor);
-  info.shared_bytes_per_multiprocessor = optional_attribute(kAttrMaxSharedMemoryPerMultiprocessor);
-  info.registers_per_multiprocessor = optional_attribute(kAttrMaxRegistersPerMultiprocessor);
-  info.max_shared_bytes_per_block_optin = optional_attribute(kAttrMaxSharedMemoryPerBlockOptin);
-  info.max_blocks_per_multiprocessor = optional_attribute(kAttrMaxBlocksPerMultiprocessor);
+  DeviceFacts& f = info.facts;
+  f.compute_capability = info.compute_capability();
+  f.name = info.name;
+  f.sm_count = info.multiprocessors;
+  f.l2_bytes = info.l2_bytes;
+  f.clock_khz = optional_attribute(kAttrClockRate);
+  f.memory_clock_khz = optional_attribute(kAttrMemoryClockRate);
+  f.memory_bus_bits = optional_attribute(kAttrGlobalMemoryBusWidth);
+  f.max_threads_per_sm = optional_attribute(kAttrMaxThreadsPerMultiprocessor);
+  f.shared_bytes_per_sm = optional_attribute(kAttrMaxSharedMemoryPerMultiprocessor);
+  f.registers_per_sm = optional_attribute(kAttrMaxRegistersPerMultiprocessor);
+  f.max_shared_bytes_per_block = optional_attribute(kAttrMaxSharedMemoryPerBlockOptin);
+  f.max_blocks_per_sm = optional_attribute(kAttrMaxBlocksPerMultiprocessor);
   return info;
 }
 

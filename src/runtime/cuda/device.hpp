@@ -2,6 +2,8 @@
 // current context when it has one, else the device's primary context (retained once).
 #pragma once
 
+#include "plan/arch.hpp"
+
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,15 +23,9 @@ struct DeviceInfo {
   int l2_bytes = 0;
   bool cooperative_launch = false;
   bool memory_pools = false;  // cuMemAllocAsync works
-  // For the cost model; 0 where the driver does not say.
-  int clock_khz = 0;
-  int memory_clock_khz = 0;
-  int memory_bus_bits = 0;
-  int max_threads_per_multiprocessor = 0;
-  int shared_bytes_per_multiprocessor = 0;
-  int registers_per_multiprocessor = 0;
-  int max_shared_bytes_per_block_optin = 0;
-  int max_blocks_per_multiprocessor = 0;
+  // What the cost model reads of the device (name, SMs and L2 included); 0 where the driver
+  // does not say.
+  DeviceFacts facts;
   int compute_capability() const { return cc_major * 10 + cc_minor; }
 };
 
