@@ -66,7 +66,13 @@ fstitch::host::HostLaunchOptions host_launch_options(const fst_fusion& fusion,
   fstitch::host::HostLaunchOptions options;
   options.order = fusion.context->config.host_reverse_thread_order ? fstitch::host::ThreadOrder::kReverse
                                                                    : fstitch::host::ThreadOrder::kForward;
-  options.cooperative = k.launch == fstitch::LaunchKind::kCooperative;
+  // A split row's blocks wait only for the blocks of their own group: the host keeps each
+  // group resident, as a cluster, whichever launch the device needs for it.
+  if (k.spec.schedule == fstitch::ScheduleKind::kSplitRow) {
+    options.cluster_blocks = static_cast<uint32_t>(k.spec.split.blocks);
+  } else {
+    options.cooperative = k.launch == fstitch::LaunchKind::kCooperative;
+  }
   return options;
 }
 

@@ -226,7 +226,8 @@ class KernelEmitter {
     if (s_.cache == RowCache::kShared) {
       const auto it = std::lower_bound(s_.cached.begin(), s_.cached.end(), v);
       const size_t k = static_cast<size_t>(it - s_.cached.begin());
-      return "fst_row_cache" + std::to_string(s_.cache_buffer[k]) + "[c]";
+      // A block of a split row keeps its slice, from column c0.
+      return "fst_row_cache" + std::to_string(s_.cache_buffer[k]) + (split_row() ? "[c - c0]" : "[c]");
     }
     return "cache" + std::to_string(v) + "[j]";
   }
@@ -452,7 +453,7 @@ class KernelEmitter {
   bool storing_elements_ = false;
   bool index32_ = false;                         // every index of the kernel fits in int
   std::string ix_ = "long long";                 // the type of row, c and f
-  std::string split_partials_, split_counters_;  // scratch parameters of a split column tile
+  std::string split_partials_, split_counters_;  // scratch parameters of a split column tile or row
 };
 
 }  // namespace

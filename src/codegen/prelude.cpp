@@ -134,6 +134,30 @@ static __device__ __forceinline__ double fst_load_cg(const double* p) { return F
 static __device__ __forceinline__ int fst_load_cg(const int* p) { return FST_LOAD_CG(p); }
 static __device__ __forceinline__ long long fst_load_cg(const long long* p) { return FST_LOAD_CG(p); }
 
+// The blocks of a group (a split row's) meet: thread 0 of each block fences what the block
+// wrote, counts the block in on the group's counter and waits until `arrivals` blocks have
+// arrived in all, then fences again so that what the others wrote before arriving is
+// visible (the release and acquire patterns of the PTX memory model); the block waits for
+// its thread 0. The counter only grows: `arrivals` is G times the barriers passed so far.
+static __device__ __forceinline__ unsigned int fst_load_relaxed(const unsigned int* p) {
+#ifdef __CUDACC_RTC__
+  unsigned int v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, FST_HOST_ATOMIC_ORDER);
+#endif
+}
+static __device__ __forceinline__ void fst_group_barrier(unsigned int* counter, unsigned int arrivals) {
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(counter, 1u);
+    while (fst_load_relaxed(counter) < arrivals) __nanosleep(100);
+    __threadfence();
+  }
+  __syncthreads();
+}
+
 // Integer division truncating toward zero; x / 0 is 0; the most negative / -1 wraps.
 static __device__ __forceinline__ int fst_idiv(int a, int b) {
   return b == 0 ? 0 : (b == -1 ? (int)(0u - (unsigned)a) : a / b);

@@ -56,6 +56,7 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.dynamic_shared_bytes = 0;
   s.column = ColumnTiling{};
   s.column_partial_offsets.clear();
+  s.split = RowSplit{};
 }
 
 // Back to a default KernelSpec, keeping the capacity of its vectors.
@@ -146,7 +147,9 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
     // Checked: a row may be far longer than any shared memory (up to 2^62 elements). Each
     // buffer starts at a 16-byte boundary.
     const size_t element_bytes = t == DType::kF64 || t == DType::kI64 ? 8 : 4;
-    const std::optional<size_t> row_bytes = checked_mul(static_cast<size_t>(spec.cols), element_bytes);
+    // A block of a split row keeps its slice only.
+    const int64_t cached_cols = spec.schedule == ScheduleKind::kSplitRow ? spec.split.slice_cols : spec.cols;
+    const std::optional<size_t> row_bytes = checked_mul(static_cast<size_t>(cached_cols), element_bytes);
     const std::optional<size_t> total =
         row_bytes ? checked_add(bytes, (*row_bytes + 15) / 16 * 16) : std::nullopt;
     if (!total || *total > budget) return false;
@@ -211,6 +214,8 @@ const char* schedule_kind_name(ScheduleKind s) {
       return "block-per-row";
     case ScheduleKind::kColumnTile:
       return "column-tile";
+    case ScheduleKind::kSplitRow:
+      return "split-row";
   }
   return "?";
 }
@@ -612,13 +617,15 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     int threads_per_row;
     int block_threads;
     RowCache cache = RowCache::kRegisters;
+    int split_blocks = 1;  // kSplitRow: blocks per row
   };
   std::vector<Mapping> mappings;
-  auto add_row_mapping = [&](ScheduleKind kind, int t, int b) {
-    mappings.push_back({kind, t, b, RowCache::kRegisters});
+  auto add_row_mapping = [&](ScheduleKind kind, int t, int b, int split = 1) {
+    mappings.push_back({kind, t, b, RowCache::kRegisters, split});
     if (cache_candidates.empty()) return;
-    if (kind == ScheduleKind::kBlockPerRow) mappings.push_back({kind, t, b, RowCache::kShared});
-    mappings.push_back({kind, t, b, RowCache::kRecompute});
+    if (kind == ScheduleKind::kBlockPerRow || kind == ScheduleKind::kSplitRow)
+      mappings.push_back({kind, t, b, RowCache::kShared, split});
+    mappings.push_back({kind, t, b, RowCache::kRecompute, split});
   };
   if (!has_reduction) {
     for (int b : {128, 256, 512}) mappings.push_back({ScheduleKind::kElementwise, 1, b});
@@ -635,6 +642,11 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       for (int b : {128, 256}) add_row_mapping(ScheduleKind::kWarpPerRow, 32, b);
     }
     for (int t = 64; t <= 1024 && t / 2 < C; t *= 2) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
+    // Groups of blocks per row, for rows too few or too long for a block each.
+    for (int groups = 2; groups <= 16; groups *= 2) {
+      for (int t = 256; t <= 1024 && int64_t{t} * groups <= C; t *= 2)
+        add_row_mapping(ScheduleKind::kSplitRow, t, t, groups);
+    }
   }
   // Applies a mapping to spec; false when its cache placement does not fit.
   auto apply = [&](const Mapping& m) {
@@ -657,11 +669,15 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       spec.est_seconds = estimate_seconds(in, spec);
       return true;
     }
-    spec.schedule = m.schedule;
-    spec.threads_per_row = m.threads_per_row;
-    spec.block_threads = m.block_threads;
-    spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
-    spec.vector_width = has_reduction ? row_vector_width(g, spec) : elementwise_vector;
+    if (m.schedule == ScheduleKind::kSplitRow) {
+      if (!fit_split_row(in, spec, m.split_blocks, m.block_threads)) return false;
+    } else {
+      spec.schedule = m.schedule;
+      spec.threads_per_row = m.threads_per_row;
+      spec.block_threads = m.block_threads;
+      spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
+      spec.vector_width = has_reduction ? row_vector_width(g, spec) : elementwise_vector;
+    }
     spec.cache = m.cache;
     spec.bytes_read = reads_cached;
     switch (m.cache) {
@@ -684,6 +700,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         break;
     }
     size_grid(in, spec);
+    if (spec.schedule == ScheduleKind::kSplitRow) {
+      place_split_partials(g, spec);
+      // Each partial is written once and read by every block of its group.
+      const uint64_t blocks = static_cast<uint64_t>(spec.split.blocks);
+      spec.bytes_read = add_traffic(spec.bytes_read, spec.split.partial_bytes, blocks);
+      spec.bytes_written = add_traffic(written, spec.split.partial_bytes);
+    }
     spec.est_seconds = estimate_seconds(in, spec);
     return true;
   };

@@ -20,6 +20,7 @@ ArchParams ampere_a100() {
   a.launch_overhead_seconds = 2.5e-6;
   a.block_barrier_seconds = 20 / 1.41e9;
   a.grid_barrier_seconds = 2.5e-6;
+  a.group_barrier_seconds = 1.5e-6;
   return a;
 }
 
@@ -38,6 +39,8 @@ ArchParams hopper(const char* name, double bandwidth) {
   a.launch_overhead_seconds = 2.0e-6;
   a.block_barrier_seconds = 20 / 1.755e9;
   a.grid_barrier_seconds = 2.0e-6;
+  a.group_barrier_seconds = 1.2e-6;
+  a.max_cluster_blocks = 8;
   return a;
 }
 

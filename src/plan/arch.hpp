@@ -31,6 +31,10 @@ struct ArchParams {
   double launch_overhead_seconds = 0;  // per kernel, host and device side together
   double block_barrier_seconds = 0;    // one __syncthreads round of a busy SM
   double grid_barrier_seconds = 0;     // one grid-wide barrier
+  // One barrier of a group of blocks through global memory: a fence, an atomic arrival on an
+  // L2-resident counter and the poll that sees the last arrival (about three L2 round trips).
+  double group_barrier_seconds = 0;
+  int max_cluster_blocks = 0;  // blocks of a portable thread-block cluster; 0: no clusters
 };
 
 // Parameters for a supported target (80: A100 SXM, 90: H100 SXM), nothing otherwise.

@@ -248,6 +248,7 @@ int64_t work_units(const Graph& g, const KernelSpec& s) {
         ceil_div(std::max<int64_t>(1, element_count(s.domain)), std::max(1, s.vector_width));
     return std::max<int64_t>(1, ceil_div(vectors, s.block_threads));
   }
+  if (s.schedule == ScheduleKind::kSplitRow) return std::max<int64_t>(1, s.rows * s.split.blocks);
   const int64_t rows_per_block = std::max(1, s.block_threads / std::max(1, s.threads_per_row));
   return std::max<int64_t>(1, ceil_div(s.rows, rows_per_block));
 }
@@ -258,6 +259,12 @@ void size_grid(const PlanInputs& in, KernelSpec& s) {
   const Occupancy occ = occupancy(in.arch, s.block_threads, s.registers_estimate, kernel_shared_bytes(g, s));
   s.planned_blocks_per_sm = std::max(1, occ.blocks_per_sm);
   const int64_t capacity = static_cast<int64_t>(in.arch.sm_count) * s.planned_blocks_per_sm;
+  if (s.schedule == ScheduleKind::kSplitRow) {
+    // Whole groups, all resident at once: a group's blocks wait for each other.
+    const int64_t G = std::max(1, s.split.blocks);
+    s.grid_blocks = G * std::max<int64_t>(1, std::min(s.rows, capacity / G));
+    return;
+  }
   s.grid_blocks = std::max<int64_t>(1, std::min(work_units(g, s), capacity));
 }
 
@@ -290,7 +297,8 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
       : s.schedule == ScheduleKind::kElementwise
           ? static_cast<double>(
                 ceil_div(std::max<int64_t>(1, element_count(s.domain)), std::max(1, s.vector_width)))
-          : static_cast<double>(s.rows) * std::max(1, s.threads_per_row);
+      : s.schedule == ScheduleKind::kSplitRow ? static_cast<double>(units) * s.block_threads
+                                              : static_cast<double>(s.rows) * std::max(1, s.threads_per_row);
   const double active_threads = std::min(threads, work_threads);
   c.bytes_in_flight = active_threads * bytes_in_flight_per_thread(g, s);
   // Loads stall their thread until the data arrives, so reads flow at most at bytes in
@@ -315,9 +323,21 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
     const double rows_per_sm = static_cast<double>(s.rows) / static_cast<double>(a.sm_count);
     c.barrier_seconds = rows_per_sm * reductions * 2 * a.block_barrier_seconds / static_cast<double>(per_sm);
   }
+  if (s.schedule == ScheduleKind::kSplitRow) {
+    // A group meets once per pass over each of its rows; all groups wait at the same time.
+    // A group larger than the device holds at once could never meet.
+    const int64_t groups = std::max<int64_t>(1, grid / std::max(1, s.split.blocks));
+    if (grid > capacity) {
+      c.total_seconds = std::numeric_limits<double>::infinity();
+      return c;
+    }
+    c.barrier_seconds +=
+        static_cast<double>(ceil_div(s.rows, groups)) * std::max(1, s.phases) * a.group_barrier_seconds;
+  }
   c.launch_seconds = a.launch_overhead_seconds;
   // A split column tile's counters are cleared before the launch: a memset on the stream.
-  if (s.schedule == ScheduleKind::kColumnTile && s.column.split > 1)
+  if ((s.schedule == ScheduleKind::kColumnTile && s.column.split > 1) ||
+      s.schedule == ScheduleKind::kSplitRow)
     c.launch_seconds += 0.5 * a.launch_overhead_seconds;
   // Memory and compute overlap, but not perfectly: a fifth of the smaller one shows.
   c.total_seconds = c.launch_seconds + std::max(c.memory_seconds, c.compute_seconds) +

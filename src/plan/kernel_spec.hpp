@@ -10,6 +10,7 @@
 #include "ir/graph.hpp"
 #include "plan/arch.hpp"
 #include "plan/schedule_columns.hpp"
+#include "plan/schedule_split_rows.hpp"
 
 namespace fstitch {
 
@@ -34,6 +35,8 @@ enum class ScheduleKind : uint8_t {
   kBlockPerRow,    // a whole block per row, warp shuffles + shared memory
   kColumnTile,     // reduced axes not innermost: tiles along the kept inner axis, the reduced
                    // axis split across threads and blocks (plan/schedule_columns.hpp)
+  kSplitRow,       // a group of blocks per row, each a slice of it, partials combined by every
+                   // block of the group after a group barrier (plan/schedule_split_rows.hpp)
 };
 const char* schedule_kind_name(ScheduleKind s);
 
@@ -108,6 +111,8 @@ struct KernelSpec {
   // of its partials within the kernel's partials scratch (empty when column.split == 1).
   ColumnTiling column;
   std::vector<uint64_t> column_partial_offsets;
+  // kSplitRow: the row's slices, groups and scratch.
+  RowSplit split;
 
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;

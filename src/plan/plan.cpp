@@ -69,14 +69,18 @@ size_t append_workspace_slot(FusionPlan& plan, size_t size) {
 // their own (never shared, so no other value's bytes can leave a counter nonzero), passed as
 // the kernel's last two parameters; the counters are zeroed before each launch.
 void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
-  if (k.spec.schedule != ScheduleKind::kColumnTile || k.spec.column.split <= 1) return;
+  const bool split_columns = k.spec.schedule == ScheduleKind::kColumnTile && k.spec.column.split > 1;
+  const bool split_rows = k.spec.schedule == ScheduleKind::kSplitRow;
+  if (!split_columns && !split_rows) return;
   auto slot = [&](uint64_t bytes) {
     const size_t size =
         (static_cast<size_t>(bytes) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
     return append_workspace_slot(plan, size);
   };
-  const auto partial_bytes = static_cast<size_t>(k.spec.column.partial_bytes);
-  const auto counter_bytes = static_cast<size_t>(k.spec.column.counter_bytes);
+  const auto partial_bytes =
+      static_cast<size_t>(split_rows ? k.spec.split.partial_bytes : k.spec.column.partial_bytes);
+  const auto counter_bytes =
+      static_cast<size_t>(split_rows ? k.spec.split.counter_bytes : k.spec.column.counter_bytes);
   KernelParam partials{ParamKind::kWorkspace, slot(partial_bytes), -1, true};
   partials.scratch = ParamScratch::kSplitPartials;
   partials.scratch_bytes = partial_bytes;
@@ -86,6 +90,10 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
   k.zeroed_workspace = {counters.index, counter_bytes};
   k.params.push_back(partials);
   k.params.push_back(counters);
+  // The blocks of a split row's group wait for each other: they must be resident together.
+  if (split_rows)
+    k.launch =
+        k.spec.split.residency == GroupResidency::kCluster ? LaunchKind::kCluster : LaunchKind::kCooperative;
 }
 
 // For each opaque operation's result, the kernels that produce what it reads (the root's
@@ -515,7 +523,15 @@ ValueId storage_of(const FusionPlan& plan, ValueId v) {
 }
 
 const char* launch_kind_name(LaunchKind kind) {
-  return kind == LaunchKind::kCooperative ? "cooperative" : "regular";
+  switch (kind) {
+    case LaunchKind::kRegular:
+      return "regular";
+    case LaunchKind::kCooperative:
+      return "cooperative";
+    case LaunchKind::kCluster:
+      return "cluster";
+  }
+  return "?";
 }
 
 std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
@@ -549,6 +565,7 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     }
     out << ", grid " << s.grid_blocks << " x block " << s.block_threads;
     if (k.launch == LaunchKind::kCooperative) out << " (" << launch_kind_name(k.launch) << " launch)";
+    if (k.launch == LaunchKind::kCluster) out << " (clusters of " << s.split.blocks << " block(s))";
     if (!s.reduced_axes.empty()) {
       out << ", " << s.threads_per_row << " thread(s) per row, vectors of " << s.vector_width
           << " element(s), " << s.phases << " reduction pass(es), row cache "
@@ -567,6 +584,12 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       } else {
         out << "no split";
       }
+    }
+    if (s.schedule == ScheduleKind::kSplitRow) {
+      out << "\n  split row: " << s.split.blocks << " block(s) per row, slices of " << s.split.slice_cols
+          << " column(s), " << s.split.groups << " group(s) resident together ("
+          << group_residency_name(s.split.residency)
+          << "), partials combined in slice order by every block after a group barrier";
     }
     out << "\n  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
         << seconds_text(s.est_seconds) << "\n";

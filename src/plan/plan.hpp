@@ -53,7 +53,9 @@ struct WorkspaceRange {
 // How a kernel is launched. A kernel whose threads meet at a grid-wide barrier (values
 // stitched through global memory, StitchScheme::kGlobal) needs every block resident at
 // once: a cooperative launch, which the runtimes check against the device's occupancy.
-enum class LaunchKind : uint8_t { kRegular, kCooperative };
+// A kernel whose blocks wait in groups (a split row) needs each group resident together: a
+// thread-block cluster of the group's size, or else a cooperative launch.
+enum class LaunchKind : uint8_t { kRegular, kCooperative, kCluster };
 const char* launch_kind_name(LaunchKind kind);
 
 struct PlannedKernel {

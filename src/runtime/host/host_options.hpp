@@ -22,6 +22,10 @@ enum class ThreadOrder { kForward, kReverse };
 struct HostLaunchOptions {
   // Keeps every block of the grid resident at once, as a grid-wide barrier needs.
   bool cooperative = false;
+  // Blocks come in clusters of this many consecutive blockIdx.x, each cluster resident at once
+  // (blocks of a cluster may wait for each other); 1: no clusters. The grid's x extent must be a
+  // multiple of it.
+  std::uint32_t cluster_blocks = 1;
   ThreadOrder order = ThreadOrder::kForward;
   // Stack of each thread (rounded up to pages), above a guard page.
   std::size_t stack_bytes = 64 * 1024;

@@ -79,6 +79,48 @@ void run_claimed_blocks(WorkerContext& worker, const KernelLaunch& launch, Launc
   }
 }
 
+// Runs blocks that are resident together in turns until all finish, so a thread spinning
+// with __nanosleep lets the others progress. False when one failed (recorded in `state`).
+bool run_together(WorkerContext& worker, std::vector<BlockExecutor*>& resident, LaunchState& state,
+                  bool others_may_hold_waited_blocks) {
+  while (!resident.empty() && !state.failed()) {
+    for (std::size_t i = 0; i < resident.size();) {
+      const BlockStatus status = resident[i]->run(worker.scheduler());
+      if (status == BlockStatus::kFailed) {
+        state.record(StatusCode::kLaunch, resident[i]->error());
+        return false;
+      }
+      if (status == BlockStatus::kFinished) {
+        resident.erase(resident.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    // Blocks held by other workers may be what the sleeping threads wait for.
+    if (!resident.empty() && others_may_hold_waited_blocks) std::this_thread::yield();
+  }
+  return !state.failed();
+}
+
+// Clusters: claim clusters one at a time and run each cluster's blocks together.
+void run_claimed_clusters(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state,
+                          std::uint32_t cluster_blocks) {
+  const std::uint64_t clusters = block_count(launch.grid) / cluster_blocks;
+  std::vector<BlockExecutor*> resident;
+  while (!state.failed()) {
+    const std::uint64_t c = state.claim();
+    if (c >= clusters) break;
+    resident.clear();
+    for (std::uint32_t r = 0; r < cluster_blocks; ++r) {
+      BlockExecutor& executor = worker.executor(r);
+      executor.start(launch, block_index(launch.grid, c * cluster_blocks + r));
+      resident.push_back(&executor);
+    }
+    if (!run_together(worker, resident, state, false)) break;
+  }
+  worker.trim(kKeptExecutors);
+}
+
 // Cooperative: this task keeps blocks task, task + tasks, ... resident and runs them in
 // turns, so a thread spinning with __nanosleep lets the other blocks progress.
 void run_resident_blocks(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state,
@@ -90,22 +132,7 @@ void run_resident_blocks(WorkerContext& worker, const KernelLaunch& launch, Laun
     executor.start(launch, block_index(launch.grid, b));
     resident.push_back(&executor);
   }
-  while (!resident.empty() && !state.failed()) {
-    for (std::size_t i = 0; i < resident.size();) {
-      const BlockStatus status = resident[i]->run(worker.scheduler());
-      if (status == BlockStatus::kFailed) {
-        state.record(StatusCode::kLaunch, resident[i]->error());
-        break;
-      }
-      if (status == BlockStatus::kFinished) {
-        resident.erase(resident.begin() + static_cast<std::ptrdiff_t>(i));
-      } else {
-        ++i;
-      }
-    }
-    // Blocks held by other workers may be what the sleeping threads wait for.
-    if (!resident.empty() && tasks > 1) std::this_thread::yield();
-  }
+  run_together(worker, resident, state, tasks > 1);
   worker.trim(kKeptExecutors);
 }
 
@@ -114,6 +141,8 @@ void run_task(const KernelLaunch& launch, const HostLaunchOptions& options, Laun
   try {
     if (options.cooperative) {
       run_resident_blocks(worker, launch, state, task, tasks);
+    } else if (options.cluster_blocks > 1) {
+      run_claimed_clusters(worker, launch, state, options.cluster_blocks);
     } else {
       run_claimed_blocks(worker, launch, state);
     }
@@ -156,6 +185,14 @@ KernelLaunch make_kernel_launch(const std::string& kernel_name, KernelEntry entr
                                            " bytes is outside [" + std::to_string(kMinStackBytes) + ", " +
                                            std::to_string(kMaxStackBytes) + "]");
   }
+  if (options.cluster_blocks == 0 || grid.x % options.cluster_blocks != 0 ||
+      std::uint64_t{options.cluster_blocks} * block.x * block.y * block.z > kMaxCooperativeThreads) {
+    fail(StatusCode::kInvalidArgument,
+         what + "clusters of " + std::to_string(options.cluster_blocks) + " block(s) of " + dims_text(block) +
+             " threads do not fit grid " + dims_text(grid) +
+             ": the grid's x extent must be a multiple of the cluster size, and a cluster may hold at most " +
+             std::to_string(kMaxCooperativeThreads) + " threads");
+  }
   KernelLaunch launch;
   launch.kernel_name = kernel_name;
   launch.entry = entry;
@@ -183,7 +220,7 @@ void execute_launch(const KernelLaunch& launch, const HostLaunchOptions& options
   WorkerPool& pool = WorkerPool::instance();
   std::uint64_t workers = pool.size();
   if (options.max_workers != 0) workers = std::min<std::uint64_t>(workers, options.max_workers);
-  workers = std::min(workers, block_count(launch.grid));
+  workers = std::min(workers, block_count(launch.grid) / std::max<std::uint32_t>(1, options.cluster_blocks));
   const auto tasks = static_cast<unsigned int>(workers);
   LaunchState state;
   const WorkerPool::Task task = [&](WorkerContext& worker, unsigned int index) {

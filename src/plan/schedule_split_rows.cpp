@@ -1,0 +1,69 @@
+#include "plan/schedule_split_rows.hpp"
+
+#include <algorithm>
+
+#include "plan/kernel_spec.hpp"
+#include "plan/op_class.hpp"
+
+namespace fstitch {
+
+const char* group_residency_name(GroupResidency r) {
+  return r == GroupResidency::kCluster ? "cluster" : "cooperative";
+}
+
+bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block_threads) {
+  const Graph& g = *in.graph;
+  if (spec.reduced_axes.empty() || !spec.contiguous_rows || blocks < 2 || block_threads < 64) return false;
+  if (int64_t{blocks} * block_threads > kMaxGroupThreads) return false;
+  const int64_t C = spec.cols, T = block_threads;
+  // Each arrival adds one to a group's 32-bit counter: rows x passes x G arrivals at most
+  // (one group walking every row).
+  if (spec.rows > (int64_t{1} << 31) / (int64_t{blocks} * std::max(1, spec.phases) + 1)) return false;
+  // The widest element-shaped access sets the vector; slices start at multiples of it, so
+  // the row must be made of whole vectors.
+  size_t widest = 0;
+  for (ValueId v : spec.loaded) {
+    if (g.node(v).dims == spec.domain) widest = std::max(widest, dtype_size(g.node(v).dtype));
+  }
+  for (ValueId v : spec.stored) {
+    if (spec.role(v) == ValueRole::kElement) widest = std::max(widest, dtype_size(g.node(v).dtype));
+  }
+  int64_t V = widest == 0 || widest > 16 ? 1 : static_cast<int64_t>(16 / widest);
+  while (V > 1 && C % V != 0) V /= 2;
+  if (V * static_cast<int64_t>(widest) < 4) V = 1;
+  const int64_t even = (C + blocks - 1) / blocks;
+  const int64_t slice = (even + V - 1) / V * V;
+  // Every block needs a slice, and every thread of it an element at least: a smaller group
+  // (or block) does the same work with fewer barriers.
+  if (slice * (blocks - 1) >= C || slice < T) return false;
+  spec.schedule = ScheduleKind::kSplitRow;
+  spec.threads_per_row = block_threads;
+  spec.block_threads = block_threads;
+  spec.vector_width = static_cast<int>(V);
+  spec.elems_per_thread = (slice + T * V - 1) / (T * V) * V;
+  spec.split = RowSplit{};
+  spec.split.blocks = blocks;
+  spec.split.slice_cols = slice;
+  spec.split.residency =
+      blocks <= in.arch.max_cluster_blocks ? GroupResidency::kCluster : GroupResidency::kCooperative;
+  return true;
+}
+
+void place_split_partials(const Graph& g, KernelSpec& spec) {
+  RowSplit& split = spec.split;
+  split.groups = std::max<int64_t>(1, spec.grid_blocks / std::max(1, split.blocks));
+  split.partial_offsets.clear();
+  uint64_t offset = 0;
+  for (ValueId v : spec.members) {
+    const Node& n = g.node(v);
+    if (op_family(n.op) != OpFamily::kReduce) continue;
+    split.partial_offsets.push_back(offset);
+    const uint64_t bytes = accumulator_bytes(n.op, n.dtype) * static_cast<uint64_t>(split.groups) * 2 *
+                           static_cast<uint64_t>(split.blocks);
+    offset += (bytes + 15) / 16 * 16;
+  }
+  split.partial_bytes = offset;
+  split.counter_bytes = 4 * static_cast<uint64_t>(split.groups);
+}
+
+}  // namespace fstitch
