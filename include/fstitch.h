@@ -873,13 +873,26 @@ FST_API fst_status fst_kernel_estimated_bytes(const fst_kernel* kernel, uint64_t
 
 /** How a kernel must be launched. */
 typedef enum fst_launch_kind {
-  FST_LAUNCH_REGULAR = 0,    /**< cuLaunchKernel. */
-  FST_LAUNCH_COOPERATIVE = 1 /**< cuLaunchCooperativeKernel: the kernel meets at a grid-wide barrier,
-                                  so every block must be resident at once. */
+  FST_LAUNCH_REGULAR = 0,     /**< cuLaunchKernel. */
+  FST_LAUNCH_COOPERATIVE = 1, /**< cuLaunchCooperativeKernel: blocks wait for each other (a grid-wide
+                                   barrier, or groups of blocks), so every block must be resident at
+                                   once. */
+  FST_LAUNCH_CLUSTER = 2      /**< Since 1.3. cuLaunchKernelEx with a cluster dimension of
+                                   fst_kernel_cluster_blocks() blocks along x (sm_90 and later): the
+                                   blocks of each cluster wait for each other. */
 } fst_launch_kind;
 
 /** @brief How @p kernel must be launched. Errors: invalid argument (NULL). Thread-safe. */
 FST_API fst_status fst_kernel_launch_kind(const fst_kernel* kernel, fst_launch_kind* out_kind);
+
+/**
+ * @brief Since 1.3. Blocks per thread-block cluster for a ::FST_LAUNCH_CLUSTER kernel (the
+ *        cluster's x dimension; y and z are 1), 1 for every other kernel. The grid's x extent
+ *        (fst_kernel_launch_config()) is a multiple of it. Blocks of a cluster are consecutive
+ *        in blockIdx.x.
+ * Errors: invalid argument (NULL). @p out_blocks untouched on failure. Thread-safe.
+ */
+FST_API fst_status fst_kernel_cluster_blocks(const fst_kernel* kernel, uint32_t* out_blocks);
 
 /**
  * @brief The kernel's CUfunction (as void*) in the calling thread's current CUDA context, or
@@ -905,8 +918,7 @@ FST_API fst_status fst_kernel_function(const fst_kernel* kernel, void** out_func
  *        queues the launch; the host backend ignores it and returns when the kernel is done.
  *
  * Zeroed workspace: a kernel may need a range of its workspace parameters to be zero when it
- * starts (fst_kernel_zeroed_workspace(); the counters of a reduction split across blocks,
- * which the kernel leaves zero again). fst_kernel_launch() clears that range at the argument
+ * starts (fst_kernel_zeroed_workspace(); the counters of a reduction split across blocks). fst_kernel_launch() clears that range at the argument
  * that holds it before the launch, on @p stream; so does fst_fusion_run() for every kernel.
  * A framework launching the kernel function itself (fst_kernel_function()) must clear it.
  *
@@ -923,9 +935,10 @@ FST_API fst_status fst_kernel_launch(const fst_kernel* kernel, void* const* args
 /**
  * @brief The byte range of the fusion's workspace that must be zero when @p kernel starts,
  *        for a framework that launches kernel functions itself: the counters a reduction
- *        split across blocks uses to find each tile's last block. The kernel leaves the range
- *        zero again, but a launch must not rely on that (an aborted run leaves it undefined):
- *        clear it before each launch, on the launch's stream (cuMemsetD8Async). It lies within
+ *        split across blocks uses to find each tile's last block, or the arrival counters of a
+ *        row split across a group of blocks. A launch must not rely on a kernel leaving the
+ *        range zero (a row split leaves its counters counted; an aborted run leaves any range
+ *        undefined): clear it before each launch, on the launch's stream (cuMemsetD8Async). It lies within
  *        one ::FST_PARAM_WORKSPACE parameter of the kernel. fst_fusion_run() and
  *        fst_kernel_launch() clear it themselves.
  * @param[out] out_offset Byte offset of the range in the workspace (0 when there is none).

@@ -579,8 +579,26 @@ FST_API fst_status fst_kernel_launch_kind(const fst_kernel* kernel, fst_launch_k
   return guarded(__func__, [&] {
     require_not_null(kernel, "kernel");
     require_not_null(out_kind, "out_kind");
-    *out_kind = planned(kernel).launch == fstitch::LaunchKind::kCooperative ? FST_LAUNCH_COOPERATIVE
-                                                                            : FST_LAUNCH_REGULAR;
+    switch (planned(kernel).launch) {
+      case fstitch::LaunchKind::kRegular:
+        *out_kind = FST_LAUNCH_REGULAR;
+        break;
+      case fstitch::LaunchKind::kCooperative:
+        *out_kind = FST_LAUNCH_COOPERATIVE;
+        break;
+      case fstitch::LaunchKind::kCluster:
+        *out_kind = FST_LAUNCH_CLUSTER;
+        break;
+    }
+  });
+}
+
+FST_API fst_status fst_kernel_cluster_blocks(const fst_kernel* kernel, uint32_t* out_blocks) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_blocks, "out_blocks");
+    const fstitch::PlannedKernel& k = planned(kernel);
+    *out_blocks = k.launch == fstitch::LaunchKind::kCluster ? static_cast<uint32_t>(k.spec.split.blocks) : 1u;
   });
 }
 

@@ -15,6 +15,9 @@ bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block
   const Graph& g = *in.graph;
   if (spec.reduced_axes.empty() || !spec.contiguous_rows || blocks < 2 || block_threads < 64) return false;
   if (int64_t{blocks} * block_threads > kMaxGroupThreads) return false;
+  // Slices are indexed in 32 bits (a longer row is gigabytes: 16 blocks would not fill a
+  // device for it anyway, and its scratch could not join a workspace already at its limit).
+  if (spec.cols >= (int64_t{1} << 31)) return false;
   const int64_t C = spec.cols, T = block_threads;
   // Each arrival adds one to a group's 32-bit counter: rows x passes x G arrivals at most
   // (one group walking every row).

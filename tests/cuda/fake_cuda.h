@@ -19,7 +19,7 @@ extern "C" {
 #define FAKE_CUDA_MAX_RECORDED_PARAMS 32
 #define FAKE_CUDA_MAX_ASKED_KERNELS 8
 
-/* One cuLaunchKernel or cuLaunchCooperativeKernel call that the stand-in accepted. */
+/* One cuLaunchKernel, cuLaunchCooperativeKernel or cuLaunchKernelEx call that the stand-in accepted. */
 typedef struct fake_cuda_launch_record {
   void* function;                       /* the handle passed: a CUkernel or a CUfunction */
   char kernel[FAKE_CUDA_NAME_CAPACITY]; /* the kernel's entry-point name */
@@ -28,6 +28,7 @@ typedef struct fake_cuda_launch_record {
   unsigned shared_bytes;
   void* stream;
   int cooperative; /* 1 for cuLaunchCooperativeKernel */
+  unsigned cluster[3]; /* cuLaunchKernelEx's cluster dimension; 1, 1, 1 for the other launches */
   void* context;   /* the calling thread's current context at the call */
   int param_count; /* values read: fake_cuda_set_param_count() for this kernel, else 0 */
   void* params[FAKE_CUDA_MAX_RECORDED_PARAMS]; /* *(void**)kernelParams[i] */

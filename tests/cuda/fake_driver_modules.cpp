@@ -39,6 +39,7 @@ struct Launch {
   CUstream stream;
   void** params;
   bool cooperative;
+  unsigned cluster[3] = {1, 1, 1};  // cuLaunchKernelEx's cluster dimension
 };
 
 CUresult launch(fake_cuda::State& s, const Launch& l) {
@@ -56,6 +57,13 @@ CUresult launch(fake_cuda::State& s, const Launch& l) {
   // Like a GPU: past 48 KiB the kernel must have opted in to its dynamic shared memory.
   if (l.shared_bytes > static_cast<unsigned>(std::max(48 * 1024, kernel->max_dynamic_shared_bytes)))
     return fake_cuda::kInvalidValue;
+  // Like a GPU: whole clusters of at most 8 blocks (the portable size), on sm_90 and later.
+  const unsigned long long cluster = 1ULL * l.cluster[0] * l.cluster[1] * l.cluster[2];
+  if (cluster > 1) {
+    if (s.config.cc_major < 9) return fake_cuda::kNotSupported;
+    if (cluster > 8 || l.grid[0] % l.cluster[0] || l.grid[1] % l.cluster[1] || l.grid[2] % l.cluster[2])
+      return fake_cuda::kInvalidValue;
+  }
   if (l.cooperative) {
     if (!s.config.cooperative_launch) return fake_cuda::kNotSupported;
     if (blocks > 1ULL * s.config.max_active_blocks * s.config.multiprocessors) {
@@ -75,6 +83,7 @@ CUresult launch(fake_cuda::State& s, const Launch& l) {
   r.shared_bytes = l.shared_bytes;
   r.stream = l.stream;
   r.cooperative = l.cooperative ? 1 : 0;
+  std::copy(l.cluster, l.cluster + 3, r.cluster);
   r.context = context;
   r.param_count = params;
   for (int i = 0; i < params; ++i) std::memcpy(&r.params[i], l.params[i], sizeof(void*));
@@ -248,4 +257,28 @@ FAKE_CUDA_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction function, unsigne
   return launch(
       call.s,
       {function, {grid_x, grid_y, grid_z}, {block_x, block_y, block_z}, shared_bytes, stream, params, true});
+}
+
+FAKE_CUDA_EXPORT CUresult cuLaunchKernelEx(const fstitch::cuda::CUlaunchConfig* config, CUfunction function,
+                                           void** params, void** extra) {
+  Entry call("cuLaunchKernelEx");
+  if (call.early) return call.early;
+  if (config == nullptr || extra != nullptr || (config->attr_count > 0 && config->attrs == nullptr))
+    return fake_cuda::kInvalidValue;
+  Launch l{function,
+           {config->grid_x, config->grid_y, config->grid_z},
+           {config->block_x, config->block_y, config->block_z},
+           config->shared_bytes,
+           config->stream,
+           params,
+           false};
+  for (unsigned i = 0; i < config->attr_count; ++i) {
+    const fstitch::cuda::CUlaunchAttribute& a = config->attrs[i];
+    if (a.id != fstitch::cuda::kLaunchAttrClusterDimension) return fake_cuda::kInvalidValue;
+    l.cluster[0] = a.value.cluster_dim.x;
+    l.cluster[1] = a.value.cluster_dim.y;
+    l.cluster[2] = a.value.cluster_dim.z;
+    if (l.cluster[0] == 0 || l.cluster[1] == 0 || l.cluster[2] == 0) return fake_cuda::kInvalidValue;
+  }
+  return launch(call.s, l);
 }

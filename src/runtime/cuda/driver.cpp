@@ -51,6 +51,7 @@ bool resolve_all(void* handle, DriverApi* api, std::string* missing) {
                  {"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, missing) &&
          resolve(handle, &api->cuLaunchKernel, {"cuLaunchKernel"}, missing) &&
          resolve(handle, &api->cuLaunchCooperativeKernel, {"cuLaunchCooperativeKernel"}, missing) &&
+         resolve(handle, &api->cuLaunchKernelEx, {"cuLaunchKernelEx"}, missing) &&
          resolve(handle, &api->cuMemAlloc, {"cuMemAlloc_v2"}, missing) &&
          resolve(handle, &api->cuMemFree, {"cuMemFree_v2"}, missing) &&
          resolve(handle, &api->cuMemAllocAsync, {"cuMemAllocAsync"}, missing) &&

@@ -66,6 +66,32 @@ inline constexpr int kFuncAttrNumRegs = 4;
 // a CUkernel directly came with CUDA 12.0.
 inline constexpr int kMinimumDriverVersion = 12000;
 
+// cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute), with the one
+// attribute fstitch sets: CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION.
+inline constexpr int kLaunchAttrClusterDimension = 4;
+union CUlaunchAttributeValue {
+  char pad[64];
+  struct {
+    unsigned x, y, z;
+  } cluster_dim;
+  void* align;  // the driver's union holds pointers: 8-byte aligned
+};
+struct CUlaunchAttribute {
+  int id = 0;
+  char pad[8 - sizeof(int)] = {};
+  CUlaunchAttributeValue value{};
+};
+struct CUlaunchConfig {
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1;
+  unsigned block_x = 1, block_y = 1, block_z = 1;
+  unsigned shared_bytes = 0;
+  CUstream stream = nullptr;
+  CUlaunchAttribute* attrs = nullptr;
+  unsigned attr_count = 0;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute must match the driver's layout");
+static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig must match the driver's layout");
+
 // The resolved entry points of one loaded driver library. Immutable after loading; the
 // driver itself is thread-safe.
 struct DriverApi {
@@ -97,6 +123,7 @@ struct DriverApi {
                              CUstream, void**, void**) = nullptr;
   CUresult (*cuLaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                         unsigned, unsigned, CUstream, void**) = nullptr;
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
   CUresult (*cuMemAllocAsync)(CUdeviceptr*, size_t, CUstream) = nullptr;

@@ -23,6 +23,19 @@ LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device
   config.block[0] = static_cast<unsigned>(s.block_threads);
   config.kind = kernel.launch;
   config.dynamic_shared_bytes = static_cast<unsigned>(s.dynamic_shared_bytes);
+  if (kernel.launch == LaunchKind::kCluster) {
+    config.cluster_blocks = static_cast<unsigned>(s.split.blocks);
+    if (device.compute_capability() < 90) {
+      fail(StatusCode::kUnsupported, "kernel " + kernel.name + " needs thread-block clusters of " +
+                                         std::to_string(config.cluster_blocks) + " blocks (sm_90 and later); device " +
+                                         std::to_string(device.ordinal) + " (" + device.name + ") is sm_" +
+                                         std::to_string(device.compute_capability()));
+    }
+    if (config.cluster_blocks < 1 || config.grid[0] % config.cluster_blocks != 0) {
+      fail(StatusCode::kInternal, "kernel " + kernel.name + ": a grid of " + std::to_string(config.grid[0]) +
+                                      " blocks is not made of clusters of " + std::to_string(config.cluster_blocks));
+    }
+  }
   return config;
 }
 
@@ -66,6 +79,29 @@ void launch_kernel(const Device& device, const LoadedKernel& kernel, const Launc
                               function, config.grid[0], config.grid[1], config.grid[2], config.block[0],
                               config.block[1], config.block[2], config.dynamic_shared_bytes, stream, params),
                           "cuLaunchCooperativeKernel");
+    return;
+  }
+  if (config.kind == LaunchKind::kCluster) {
+    CUlaunchAttribute cluster;
+    cluster.id = kLaunchAttrClusterDimension;
+    cluster.value.cluster_dim = {config.cluster_blocks, 1, 1};
+    CUlaunchConfig ex;
+    ex.grid_x = config.grid[0];
+    ex.grid_y = config.grid[1];
+    ex.grid_z = config.grid[2];
+    ex.block_x = config.block[0];
+    ex.block_y = config.block[1];
+    ex.block_z = config.block[2];
+    ex.shared_bytes = config.dynamic_shared_bytes;
+    ex.stream = stream;
+    ex.attrs = &cluster;
+    ex.attr_count = 1;
+    const CUresult result = api.cuLaunchKernelEx(&ex, function, params, nullptr);
+    if (result != kSuccess) {
+      fail(result == kErrorOutOfMemory ? StatusCode::kOutOfMemory : StatusCode::kLaunch,
+           "cuLaunchKernelEx (clusters of " + std::to_string(config.cluster_blocks) + " blocks) failed for kernel " +
+               kernel.name() + ": " + device.driver().describe(result));
+    }
     return;
   }
   const CUresult result = api.cuLaunchKernel(function, config.grid[0], config.grid[1], config.grid[2],

@@ -15,6 +15,7 @@ struct LaunchConfig {
   unsigned block[3] = {1, 1, 1};
   unsigned dynamic_shared_bytes = 0;
   LaunchKind kind = LaunchKind::kRegular;
+  unsigned cluster_blocks = 1;  // kCluster: blocks per cluster along x
 };
 
 // The configuration of `kernel`, checked against the device: Error(kUnsupported) for a block
@@ -32,8 +33,9 @@ void require_cooperative_fit(const LaunchConfig& config, const DeviceInfo& devic
 // workspace, PlannedKernel::zeroed_workspace, before its launch). Nothing for 0 bytes.
 void clear_on_stream(const Device& device, CUdeviceptr address, size_t bytes, CUstream stream);
 
-// Launches `kernel` on `stream` in the current context: cuLaunchKernel, or, for a
-// cooperative kernel, the occupancy check and cuLaunchCooperativeKernel. Never synchronizes.
+// Launches `kernel` on `stream` in the current context: cuLaunchKernel; for a cooperative
+// kernel, the occupancy check and cuLaunchCooperativeKernel; for a cluster kernel,
+// cuLaunchKernelEx with the cluster dimension. Never synchronizes.
 void launch_kernel(const Device& device, const LoadedKernel& kernel, const LaunchConfig& config,
                    CUstream stream, void** params);
 

@@ -152,6 +152,7 @@ ENUMS: dict[str, dict[str, int]] = {
     "fst_launch_kind": {
         "FST_LAUNCH_REGULAR": 0,
         "FST_LAUNCH_COOPERATIVE": 1,
+        "FST_LAUNCH_CLUSTER": 2,
     },
     "fst_step_kind": {
         "FST_STEP_KERNEL": 1,
@@ -346,6 +347,7 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
     "fst_kernel_function": (c_enum, [KernelP, POINTER(c_void_p)]),
     "fst_kernel_launch": (c_enum, [KernelP, POINTER(c_void_p), c_size_t, c_void_p]),
     "fst_kernel_zeroed_workspace": (c_enum, [KernelP, POINTER(c_size_t), POINTER(c_size_t)]),
+    "fst_kernel_cluster_blocks": (c_enum, [KernelP, POINTER(c_uint32)]),
     # Steps and opaque operations
     "fst_fusion_step_count": (c_enum, [FusionP, POINTER(c_size_t)]),
     "fst_fusion_step": (c_enum, [FusionP, c_size_t, POINTER(c_enum), POINTER(c_size_t)]),

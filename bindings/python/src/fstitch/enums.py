@@ -55,6 +55,7 @@ class LaunchKind(str, enum.Enum):
 
     REGULAR = "regular"
     COOPERATIVE = "cooperative"
+    CLUSTER = "cluster"
 
     def __str__(self) -> str:
         return self.value

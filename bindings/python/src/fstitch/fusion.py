@@ -417,10 +417,19 @@ class Kernel:
 
     @property
     def launch_kind(self) -> LaunchKind:
-        """REGULAR (cuLaunchKernel) or COOPERATIVE (all blocks resident, grid-wide barrier)."""
+        """REGULAR (cuLaunchKernel), COOPERATIVE (all blocks resident at once) or CLUSTER
+        (cuLaunchKernelEx with clusters of cluster_blocks blocks along x)."""
         kind = ctypes.c_int()
         check(self._call("fst_kernel_launch_kind", ctypes.byref(kind)))
         return from_c(LaunchKind, kind.value)
+
+    @property
+    def cluster_blocks(self) -> int:
+        """Blocks per thread-block cluster of a CLUSTER kernel (consecutive in blockIdx.x); 1
+        for every other kernel."""
+        blocks = ctypes.c_uint32()
+        check(self._call("fst_kernel_cluster_blocks", ctypes.byref(blocks)))
+        return blocks.value
 
     @property
     def function(self) -> int:

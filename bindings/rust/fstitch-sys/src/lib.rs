@@ -289,6 +289,8 @@ pub type fst_launch_kind = c_int;
 pub const FST_LAUNCH_REGULAR: fst_launch_kind = 0;
 /// cuLaunchCooperativeKernel: every block must be resident at once.
 pub const FST_LAUNCH_COOPERATIVE: fst_launch_kind = 1;
+/// cuLaunchKernelEx with clusters of fst_kernel_cluster_blocks() blocks along x.
+pub const FST_LAUNCH_CLUSTER: fst_launch_kind = 2;
 
 // --------------------------------------------------------------------------------------
 // Steps and opaque operations
@@ -644,6 +646,7 @@ extern "C" {
         out_index: *mut usize,
         out_value: *mut fst_value,
     ) -> fst_status;
+    pub fn fst_kernel_cluster_blocks(kernel: *const fst_kernel, out_blocks: *mut u32) -> fst_status;
     pub fn fst_kernel_zeroed_workspace(
         kernel: *const fst_kernel,
         out_offset: *mut usize,

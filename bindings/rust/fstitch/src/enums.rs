@@ -279,5 +279,8 @@ c_enum! {
         Regular = sys::FST_LAUNCH_REGULAR,
         /// `cuLaunchCooperativeKernel`: every block must be resident at once.
         Cooperative = sys::FST_LAUNCH_COOPERATIVE,
+        /// `cuLaunchKernelEx` with clusters of [`Kernel::cluster_blocks`](crate::Kernel::cluster_blocks)
+        /// blocks along x: the blocks of a cluster wait for each other.
+        Cluster = sys::FST_LAUNCH_CLUSTER,
     }
 }

@@ -214,6 +214,15 @@ impl<'f> Kernel<'f> {
         from_c(kind, LaunchKind::from_raw, "fst_kernel_launch_kind")
     }
 
+    /// Blocks per thread-block cluster of a [`LaunchKind::Cluster`] kernel (consecutive in
+    /// `blockIdx.x`); 1 for every other kernel.
+    pub fn cluster_blocks(&self) -> Result<u32> {
+        let mut blocks = 0u32;
+        // SAFETY: a live kernel and a valid out pointer.
+        check(unsafe { sys::fst_kernel_cluster_blocks(self.as_raw(), &mut blocks) })?;
+        Ok(blocks)
+    }
+
     /// The kernel's `CUfunction` in the calling thread's current CUDA context (or the
     /// device's primary context), loading and compiling it on first use. Valid while the
     /// fusion and that CUDA context live. [`Status::Unsupported`] on the host backend.
