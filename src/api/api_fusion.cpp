@@ -18,6 +18,7 @@
 #include "runtime/cuda/launch.hpp"
 #include "runtime/cuda/workspace.hpp"
 #include "runtime/host/host_module.hpp"
+#include "runtime/host/planned_launch.hpp"
 #include "runtime/kernel_args.hpp"
 #include "support/env.hpp"
 #include "support/quote.hpp"
@@ -66,13 +67,7 @@ fstitch::host::HostLaunchOptions host_launch_options(const fst_fusion& fusion,
   fstitch::host::HostLaunchOptions options;
   options.order = fusion.context->config.host_reverse_thread_order ? fstitch::host::ThreadOrder::kReverse
                                                                    : fstitch::host::ThreadOrder::kForward;
-  // A split row's blocks wait only for the blocks of their own group: the host keeps each
-  // group resident, as a cluster, whichever launch the device needs for it.
-  if (k.spec.schedule == fstitch::ScheduleKind::kSplitRow) {
-    options.cluster_blocks = static_cast<uint32_t>(k.spec.split.blocks);
-  } else {
-    options.cooperative = k.launch == fstitch::LaunchKind::kCooperative;
-  }
+  fstitch::host::set_residency(k, options);
   return options;
 }
 

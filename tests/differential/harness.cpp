@@ -20,6 +20,7 @@
 #include "jit/kernel_cache.hpp"
 #include "ref/evaluator.hpp"
 #include "runtime/host/host_module.hpp"
+#include "runtime/host/planned_launch.hpp"
 #include "runtime/kernel_args.hpp"
 #include "support/error.hpp"
 
@@ -150,6 +151,10 @@ Prepared prepare(const DiffCase& c, const std::string& prefix, DiffBackend backe
     FusionOptions options;
     options.policy = c.policy;
     if (backend == DiffBackend::kCuda) options.target_sm = cuda_runner().target_sm();
+    if (c.device) {
+      options.device = c.device;
+      options.device->sm = options.target_sm;
+    }
     p.plan = plan_fusion(*c.graph, options);
     p.planned = true;
     for (const PlannedKernel& k : p.plan.kernels) {
@@ -260,6 +265,7 @@ std::string launch_on_host(const Prepared& p, const host::HostModule& module, Gr
     // The kernel's zeroed workspace (a split reduction's counters) starts at zero, as the
     // library's runs make it; the rest of the workspace keeps its NaN bytes.
     if (void* zeroed = args.zeroed_address(k)) std::memset(zeroed, 0, k.zeroed_workspace.bytes);
+    host::set_residency(k, launch);
     try {
       module.launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
                     host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1},

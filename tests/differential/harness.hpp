@@ -21,6 +21,9 @@ struct DiffCase {
   std::shared_ptr<const Graph> graph;  // cases of one graph share its reference outputs
   FusionPolicy policy = FusionPolicy::kStitch;
   uint64_t data_seed = 0;  // seeds the input values
+  // Plans for this device model rather than the target's default (a device of few SMs makes
+  // a few rows enough to fill it); the code still runs anywhere.
+  std::optional<ArchParams> device;
 };
 
 struct CaseResult {

@@ -18,7 +18,11 @@ TEST(Differential, LongRowsInDynamicSharedMemory) {
     for (const auto& [rows, cols] : shapes) {
       for (DType dtype : {DType::kF32, DType::kBF16}) {
         auto graph = std::make_shared<const Graph>(canonical.build(rows, cols, dtype));
+        // A device of two SMs: these few rows fill it with a block each, so no group of blocks
+        // splits them (tests/differential/split_row_test.cpp covers that).
         FusionOptions o;
+        o.device = arch_params(90);
+        o.device->sm_count = 2;
         for (const PlannedKernel& k : plan_fusion(*graph, o).kernels) {
           dynamic_kernels += k.spec.dynamic_shared_bytes > 0 ? 1 : 0;
         }
@@ -27,6 +31,7 @@ TEST(Differential, LongRowsInDynamicSharedMemory) {
                   dtype_name(dtype);
         c.reproduce = "fstitch_differential_tests --gtest_filter=Differential.LongRowsInDynamicSharedMemory";
         c.graph = graph;
+        c.device = o.device;
         c.data_seed = ++data_seed;
         cases.push_back(std::move(c));
       }

@@ -221,6 +221,12 @@ void execute_launch(const KernelLaunch& launch, const HostLaunchOptions& options
   std::uint64_t workers = pool.size();
   if (options.max_workers != 0) workers = std::min<std::uint64_t>(workers, options.max_workers);
   workers = std::min(workers, block_count(launch.grid) / std::max<std::uint32_t>(1, options.cluster_blocks));
+  if (options.cluster_blocks > 1) {
+    // Every thread of a resident cluster holds a fiber stack (two memory mappings): the
+    // workers together hold at most a cooperative grid's worth.
+    const std::uint64_t cluster_threads = std::uint64_t{options.cluster_blocks} * launch.threads_per_block;
+    workers = std::max<std::uint64_t>(1, std::min(workers, kMaxCooperativeThreads / cluster_threads));
+  }
   const auto tasks = static_cast<unsigned int>(workers);
   LaunchState state;
   const WorkerPool::Task task = [&](WorkerContext& worker, unsigned int index) {
