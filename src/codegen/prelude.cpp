@@ -148,6 +148,25 @@ static __device__ __forceinline__ unsigned int fst_load_relaxed(const unsigned i
   return __atomic_load_n(p, FST_HOST_ATOMIC_ORDER);
 #endif
 }
+// Thread-block clusters (sm_90): every thread of the cluster meets (the barrier releases
+// what each wrote to shared memory and acquires what the others wrote), and the address of
+// a shared variable in block `rank` of the cluster (distributed shared memory).
+#ifdef __CUDACC_RTC__
+#if __CUDA_ARCH__ >= 900
+static __device__ __forceinline__ void fst_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+template <class T>
+static __device__ __forceinline__ const T* fst_cluster_map(const T* shared, unsigned int rank) {
+  unsigned long long mapped;
+  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(mapped) : "l"(shared), "r"(rank));
+  return reinterpret_cast<const T*>(mapped);
+}
+#endif
+#else
+#define fst_cluster_sync() fst_host_cluster_sync()
+#define fst_cluster_map(shared, rank) fst_host_cluster_map(shared, rank)
+#endif
 static __device__ __forceinline__ void fst_group_barrier(unsigned int* counter, unsigned int arrivals) {
   if (threadIdx.x == 0) {
     __threadfence();

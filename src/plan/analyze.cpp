@@ -141,7 +141,12 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
   // row buffers move to dynamic shared memory (the kernel opts in to the larger size).
   const size_t budget = std::min<size_t>(
       in.shared_budget, static_cast<size_t>(std::max(0, in.arch.max_shared_bytes_per_block)));
-  const size_t scratch = 4 * 32 * sizeof(double);  // reduction scratch, at most one array per type
+  // Reduction scratch, at most one array per type; a split row's two partial slots per
+  // reduction when its cluster keeps them in shared memory.
+  size_t reductions = 0;
+  for (ValueId v : spec.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
+  const size_t scratch = 4 * 32 * sizeof(double) +
+                         (spec.schedule == ScheduleKind::kSplitRow ? 2 * sizeof(double) * reductions : 0);
   size_t bytes = scratch;
   for (DType t : types) {
     // Checked: a row may be far longer than any shared memory (up to 2^62 elements). Each

@@ -40,6 +40,7 @@ ArchParams hopper(const char* name, double bandwidth) {
   a.block_barrier_seconds = 20 / 1.755e9;
   a.grid_barrier_seconds = 2.0e-6;
   a.group_barrier_seconds = 1.2e-6;
+  a.cluster_barrier_seconds = 0.4e-6;
   a.max_cluster_blocks = 8;
   return a;
 }

@@ -34,6 +34,8 @@ struct ArchParams {
   // One barrier of a group of blocks through global memory: a fence, an atomic arrival on an
   // L2-resident counter and the poll that sees the last arrival (about three L2 round trips).
   double group_barrier_seconds = 0;
+  // One barrier.cluster round (arrive and wait) of a thread-block cluster, in hardware.
+  double cluster_barrier_seconds = 0;
   int max_cluster_blocks = 0;  // blocks of a portable thread-block cluster; 0: no clusters
 };
 

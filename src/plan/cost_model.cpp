@@ -331,13 +331,14 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
       c.total_seconds = std::numeric_limits<double>::infinity();
       return c;
     }
-    c.barrier_seconds +=
-        static_cast<double>(ceil_div(s.rows, groups)) * std::max(1, s.phases) * a.group_barrier_seconds;
+    const double barrier = s.split.residency == GroupResidency::kCluster ? a.cluster_barrier_seconds
+                                                                         : a.group_barrier_seconds;
+    c.barrier_seconds += static_cast<double>(ceil_div(s.rows, groups)) * std::max(1, s.phases) * barrier;
   }
   c.launch_seconds = a.launch_overhead_seconds;
   // A split column tile's counters are cleared before the launch: a memset on the stream.
   if ((s.schedule == ScheduleKind::kColumnTile && s.column.split > 1) ||
-      s.schedule == ScheduleKind::kSplitRow)
+      (s.schedule == ScheduleKind::kSplitRow && s.split.residency == GroupResidency::kCooperative))
     c.launch_seconds += 0.5 * a.launch_overhead_seconds;
   // Memory and compute overlap, but not perfectly: a fifth of the smaller one shows.
   c.total_seconds = c.launch_seconds + std::max(c.memory_seconds, c.compute_seconds) +

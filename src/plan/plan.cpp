@@ -70,7 +70,12 @@ size_t append_workspace_slot(FusionPlan& plan, size_t size) {
 // the kernel's last two parameters; the counters are zeroed before each launch.
 void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
   const bool split_columns = k.spec.schedule == ScheduleKind::kColumnTile && k.spec.column.split > 1;
+  // A split row in a cluster exchanges its partials in distributed shared memory.
   const bool split_rows = k.spec.schedule == ScheduleKind::kSplitRow;
+  if (split_rows && k.spec.split.residency == GroupResidency::kCluster) {
+    k.launch = LaunchKind::kCluster;
+    return;
+  }
   if (!split_columns && !split_rows) return;
   auto slot = [&](uint64_t bytes) {
     const size_t size =
@@ -91,9 +96,7 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
   k.params.push_back(partials);
   k.params.push_back(counters);
   // The blocks of a split row's group wait for each other: they must be resident together.
-  if (split_rows)
-    k.launch =
-        k.spec.split.residency == GroupResidency::kCluster ? LaunchKind::kCluster : LaunchKind::kCooperative;
+  if (split_rows) k.launch = LaunchKind::kCooperative;
 }
 
 // For each opaque operation's result, the kernels that produce what it reads (the root's

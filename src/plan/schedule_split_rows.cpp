@@ -56,6 +56,9 @@ void place_split_partials(const Graph& g, KernelSpec& spec) {
   RowSplit& split = spec.split;
   split.groups = std::max<int64_t>(1, spec.grid_blocks / std::max(1, split.blocks));
   split.partial_offsets.clear();
+  split.partial_bytes = split.counter_bytes = 0;
+  // A cluster's partials stay in its blocks' shared memory: no workspace.
+  if (split.residency == GroupResidency::kCluster) return;
   uint64_t offset = 0;
   for (ValueId v : spec.members) {
     const Node& n = g.node(v);

@@ -258,6 +258,56 @@ TEST(NvrtcCompile, LargeShapesKeepThePlannedOccupancyWithoutSpills) {
   }
 }
 
+// Rows split across groups of blocks (cluster groups on sm_90, cooperative grids on sm_80)
+// compile for both targets without spills, within the occupancy their grid was sized for: a
+// group's blocks wait for each other, so every planned block must really fit.
+TEST(NvrtcCompile, SplitRowKernelsCompileWithinTheirOccupancy) {
+  struct Shape {
+    int64_t rows, cols;
+  };
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  std::vector<KernelSpec> specs;
+  for (const auto& c : testing::canonical_graphs()) {
+    for (Shape s : {Shape{1, 100000}, Shape{2, 20001}, Shape{64, 50257}}) {
+      for (DType t : {DType::kF32, DType::kBF16}) {
+        for (int sm : {80, 90}) {
+          Graph g = c.build(s.rows, s.cols, t);
+          FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+          for (const PlannedKernel& k : p.kernels) {
+            if (k.spec.schedule != ScheduleKind::kSplitRow) continue;
+            jit::CompileRequest r;
+            r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
+            r.name = c.name + ".cu";
+            r.arch = sm;
+            requests.push_back(r);
+            specs.push_back(k.spec);
+            labels.push_back(c.name + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " +
+                             dtype_name(t) + " sm_" + std::to_string(sm));
+          }
+        }
+      }
+    }
+  }
+  ASSERT_GT(requests.size(), 20u);
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    const ArchParams arch = *arch_params(requests[i].arch);
+    ASSERT_FALSE(modules[i]->resources.empty()) << modules[i]->log;
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      if (!f.entry) continue;
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.spill_load_bytes, 0) << f.name;
+      const size_t shared = specs[i].cache == RowCache::kShared ? specs[i].shared_cache_bytes : 0;
+      const Occupancy real = occupancy(arch, specs[i].block_threads, f.registers, shared);
+      EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm)
+          << f.registers << " registers; the grid assumed " << specs[i].planned_blocks_per_sm << " blocks per SM";
+    }
+  }
+}
+
 // Rows cached in dynamic shared memory past 48 KiB compile for both targets, each within its
 // architecture's per-block limit.
 TEST(NvrtcCompile, DynamicSharedRowCachesCompile) {

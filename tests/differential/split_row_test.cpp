@@ -1,10 +1,13 @@
 // Rows split across a group of blocks (the split-row schedule): the canonical row graphs at
 // shapes with too few rows to fill the device, run on the host backend in both thread orders
-// (or on a GPU) against the reference evaluator; and the group combine's bit identity run to
-// run and across thread orders.
+// (or on a GPU) against the reference evaluator, with the partials exchanged through a
+// cluster's distributed shared memory (sm_90) and through global memory (a device without
+// clusters); and the group combine's bit identity run to run and across thread orders.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "codegen/emit.hpp"
@@ -21,43 +24,60 @@ TEST(SplitRows, CanonicalRowGraphsWithFewLongRows) {
   // One row; two rows of an odd length (scalar slices, a shorter last slice); rows whose
   // length is a multiple of the vector width but not of the slice.
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 100000}, {2, 20001}, {5, 12296}};
+  // An H100 (clusters), and an A100's parameters for sm_90 code: no clusters, so the groups
+  // exchange through global memory.
+  const std::optional<ArchParams> devices[] = {std::nullopt, arch_params(80)};
   std::vector<DiffCase> cases;
   uint64_t data_seed = 9100;
-  size_t split = 0, shorter_last_slice = 0;
+  size_t shorter_last_slice = 0;
+  std::map<GroupResidency, size_t> split;
   for (const CanonicalGraph& canonical : canonical_graphs()) {
     for (const auto& [rows, cols] : shapes) {
       for (DType dtype : {DType::kF32, DType::kBF16}) {
         auto graph = std::make_shared<const Graph>(canonical.build(rows, cols, dtype));
-        for (const PlannedKernel& k : plan_fusion(*graph, FusionOptions{}).kernels) {
-          if (k.spec.schedule != ScheduleKind::kSplitRow) continue;
-          ++split;
-          if (k.spec.split.slice_cols * k.spec.split.blocks != cols) ++shorter_last_slice;
+        for (const std::optional<ArchParams>& device : devices) {
+          FusionOptions o;
+          o.device = device;
+          if (o.device) o.device->sm = o.target_sm;
+          for (const PlannedKernel& k : plan_fusion(*graph, o).kernels) {
+            if (k.spec.schedule != ScheduleKind::kSplitRow) continue;
+            ++split[k.spec.split.residency];
+            if (k.spec.split.slice_cols * k.spec.split.blocks != cols) ++shorter_last_slice;
+          }
+          DiffCase c;
+          c.label = canonical.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                    dtype_name(dtype) + (device ? " (no clusters)" : "");
+          c.reproduce = "fstitch_differential_tests --gtest_filter=SplitRows.CanonicalRowGraphsWithFewLongRows";
+          c.graph = graph;
+          c.device = device;
+          c.data_seed = ++data_seed;
+          cases.push_back(std::move(c));
         }
-        DiffCase c;
-        c.label = canonical.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
-                  dtype_name(dtype);
-        c.reproduce = "fstitch_differential_tests --gtest_filter=SplitRows.CanonicalRowGraphsWithFewLongRows";
-        c.graph = graph;
-        c.data_seed = ++data_seed;
-        cases.push_back(std::move(c));
       }
     }
   }
-  // The split must be what these shapes get, for most graphs, and with uneven slices too.
-  EXPECT_GE(split, cases.size() / 2);
+  // The split must be what these shapes get, for most graphs, both ways, and with uneven
+  // slices too.
+  EXPECT_GE(split[GroupResidency::kCluster], cases.size() / 4);
+  EXPECT_GE(split[GroupResidency::kCooperative], cases.size() / 4);
   EXPECT_GT(shorter_last_slice, 0u);
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 
 // Every block combines the group's partials in slice order: the same bits run after run and
 // in either thread order, whichever block arrives first.
-TEST(SplitRows, GroupCombineIsBitIdenticalRunToRun) {
+class SplitRowsBits : public ::testing::TestWithParam<int> {};
+
+TEST_P(SplitRowsBits, GroupCombineIsBitIdenticalRunToRun) {
   const Graph g = layer_norm(3, 30000, DType::kF32);
-  const FusionPlan plan = plan_fusion(g, FusionOptions{});
+  FusionOptions o;
+  o.target_sm = GetParam();  // sm_90: clusters; sm_80: a cooperative grid
+  const FusionPlan plan = plan_fusion(g, o);
   ASSERT_EQ(plan.kernels.size(), 1u) << dump_plan(g, plan);
   const PlannedKernel& k = plan.kernels[0];
   ASSERT_EQ(k.spec.schedule, ScheduleKind::kSplitRow) << dump_plan(g, plan);
-  ASSERT_GT(k.zeroed_workspace.bytes, 0u);
+  ASSERT_EQ(k.launch, GetParam() == 90 ? LaunchKind::kCluster : LaunchKind::kCooperative);
+  ASSERT_EQ(k.zeroed_workspace.bytes > 0, GetParam() == 80);
   const auto module = host::HostModule::compile(emit_module(g, plan));
 
   const int64_t n = 3 * 30000;
@@ -75,7 +95,7 @@ TEST(SplitRows, GroupCombineIsBitIdenticalRunToRun) {
     std::fill(y.begin(), y.end(), 0);
     runtime::KernelArguments args;
     args.pack(k, inputs.data(), outputs, reinterpret_cast<uintptr_t>(workspace.data()), nullptr);
-    std::memset(args.zeroed_address(k), 0, k.zeroed_workspace.bytes);
+    if (void* zeroed = args.zeroed_address(k)) std::memset(zeroed, 0, k.zeroed_workspace.bytes);
     host::HostLaunchOptions options;
     options.order = order;
     host::set_residency(k, options);
@@ -91,6 +111,8 @@ TEST(SplitRows, GroupCombineIsBitIdenticalRunToRun) {
   for (uint32_t bits : first) nonzero = nonzero || bits != 0;
   EXPECT_TRUE(nonzero);
 }
+
+INSTANTIATE_TEST_SUITE_P(SplitRows, SplitRowsBits, ::testing::Values(90, 80));
 
 }  // namespace
 }  // namespace fstitch::testing

@@ -55,7 +55,13 @@ TEST(LongRows, TheSharedMemoryBudgetIsACap) {
     EXPECT_EQ(k.spec.dynamic_shared_bytes, 0u);
     EXPECT_LE(k.spec.shared_cache_bytes, o.shared_budget);
   }
-  EXPECT_GT(p.planned_bytes, p.lower_bound_bytes) << "the rows no longer fit on chip: " << dump_plan(g, p);
+  // A whole row no longer fits one block's shared memory (a group of blocks may still split it
+  // and keep the slices on chip).
+  for (const PlannedKernel& k : p.kernels) {
+    if (k.spec.schedule != ScheduleKind::kSplitRow) {
+      EXPECT_NE(k.spec.cache, RowCache::kShared) << dump_plan(g, p);
+    }
+  }
 }
 
 TEST(LongRows, RowsThatFitStaticSharedMemoryStayStatic) {

@@ -173,5 +173,43 @@ TEST(HostSync, ReportsTheCostOfSwitchingThreads) {
   }
 }
 
+// Clusters: the blocks of a cluster are resident together, meet at the cluster barrier and
+// read each other's shared memory, in both thread orders.
+TEST(HostSync, ClustersMeetAndShareTheirSharedMemory) {
+  const int cluster = 4, blocks = 12, threads = 64;
+  for (ThreadOrder order : kBothOrders) {
+    std::vector<int> out(blocks * threads, -1);
+    int* op = out.data();
+    int c = cluster;
+    void* params[] = {&c, &op};
+    HostLaunchOptions options;
+    options.order = order;
+    options.cluster_blocks = cluster;
+    test_kernels().launch("fst_cluster_ring", {blocks}, {threads}, 0, params, options);
+    for (int b = 0; b < blocks; ++b) {
+      const int next = b / cluster * cluster + (b % cluster + 1) % cluster;
+      for (int t = 0; t < threads; ++t) ASSERT_EQ(out[b * threads + t], next) << "block " << b << " thread " << t;
+    }
+  }
+}
+
+TEST(HostSync, ClusterMistakesAreLaunchErrors) {
+  int value = 0;
+  int* vp = &value;
+  void* params[] = {&vp};
+  HostLaunchOptions options;
+  options.cluster_blocks = 2;
+  Error error = catch_error([&] { test_kernels().launch("fst_cluster_bad_rank", {2}, {32}, 0, params, options); });
+  EXPECT_EQ(error.code(), StatusCode::kLaunch);
+  EXPECT_CONTAINS(error.what(), "cluster rank 99, but its cluster has 2 block(s)");
+  error = catch_error([&] { test_kernels().launch("fst_cluster_early_exit", {4}, {32}, 0, nullptr, options); });
+  EXPECT_EQ(error.code(), StatusCode::kLaunch);
+  EXPECT_CONTAINS(error.what(), "exited without reaching");
+  options.cluster_blocks = 3;
+  error = catch_error([&] { test_kernels().launch("fst_no_params", {4}, {32}, 0, nullptr, options); });
+  EXPECT_EQ(error.code(), StatusCode::kInvalidArgument);
+  EXPECT_CONTAINS(error.what(), "multiple of the cluster size");
+}
+
 }  // namespace
 }  // namespace fstitch::host::testing

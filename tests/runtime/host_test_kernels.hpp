@@ -298,6 +298,35 @@ FST_HOST_ENTRY(fst_barrier_loop)
 
 extern "C" __global__ void fst_no_params() {}
 FST_HOST_ENTRY(fst_no_params)
+
+// Clusters of blockDim-sized blocks along x: each block publishes its block index in shared
+// memory, the cluster meets, and every thread reads the next rank's value (wrapping) from that
+// block's shared memory; a second meeting keeps each block alive until the others have read.
+extern "C" __global__ void fst_cluster_ring(int cluster, int* out) {
+  FST_SHARED(int, mine, 1);
+  if (threadIdx.x == 0) mine[0] = (int)blockIdx.x;
+  fst_host_cluster_sync();
+  const unsigned rank = blockIdx.x % (unsigned)cluster;
+  const int* other = fst_host_cluster_map(mine, (rank + 1) % (unsigned)cluster);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = other[0];
+  fst_host_cluster_sync();
+}
+FST_HOST_ENTRY(fst_cluster_ring)
+
+// Maps the shared memory of a rank its cluster does not have.
+extern "C" __global__ void fst_cluster_bad_rank(int* out) {
+  FST_SHARED(int, mine, 1);
+  mine[0] = 1;
+  out[0] = fst_host_cluster_map(mine, 99u)[0];
+}
+FST_HOST_ENTRY(fst_cluster_bad_rank)
+
+// Block 0 of each cluster leaves without meeting the others.
+extern "C" __global__ void fst_cluster_early_exit() {
+  if (blockIdx.x % 2u == 0) return;
+  fst_host_cluster_sync();
+}
+FST_HOST_ENTRY(fst_cluster_early_exit)
 )kernels";
 
 }  // namespace fstitch::host::testing

@@ -347,3 +347,21 @@ def test_concurrent_runs(layer_norm_graph, rng):
     assert not errors
     for data, result in zip(inputs, results):
         assert_close(result, layer_norm(data["x"], data["w"], data["b"]))
+
+
+def test_two_long_rows_are_split_across_clusters_of_blocks(ctx, rng):
+    g = ctx.graph()
+    build_softmax(g, 2, 20000)
+    fusion = g.fuse()
+    (kernel,) = fusion.kernels
+    # Two rows cannot fill an sm_90 device with a block each: clusters of blocks split them.
+    assert kernel.launch_kind is LaunchKind.CLUSTER, fusion.dump()
+    assert 2 <= kernel.cluster_blocks <= 8
+    assert kernel.launch_config.grid[0] % kernel.cluster_blocks == 0
+    assert kernel.zeroed_workspace[1] == 0  # partials in distributed shared memory
+    data = rng.standard_normal((2, 20000), dtype=np.float32)
+    assert_close(fusion.run([data])[0], softmax(data), F32_LIMIT)
+    g2 = ctx.graph()
+    y = g2.input("y", "f32", (8, 8))
+    g2.output("z", y.exp())
+    assert g2.fuse().kernels[0].cluster_blocks == 1

@@ -109,6 +109,7 @@ void BlockExecutor::start(const KernelLaunch& launch, fst_host_uint3 block_idx) 
 
   count_ = n;
   at_barrier_ = 0;
+  at_cluster_barrier_ = 0;
   exited_ = 0;
   failed_ = false;
   error_.clear();
@@ -155,6 +156,7 @@ BlockStatus BlockExecutor::run(Context& scheduler) {
   if (failed_) return BlockStatus::kFailed;
   if (exited_ == count_) return BlockStatus::kFinished;
   if (!sleepers_.empty()) return BlockStatus::kSleeping;
+  if (at_cluster_barrier_ == count_) return BlockStatus::kCluster;
   error_ = describe_deadlock();
   failed_ = true;
   return BlockStatus::kFailed;
@@ -207,6 +209,45 @@ void BlockExecutor::syncthreads(Fiber& self, fst_host_site site) {
       make_ready(launch_->order == ThreadOrder::kForward ? i : count_ - 1 - i);
   }
   suspend(self);
+}
+
+void BlockExecutor::cluster_sync(Fiber& self, fst_host_site site) {
+  self.state = FiberState::kClusterBarrier;
+  self.site = site;
+  if (at_cluster_barrier_ == 0) {
+    first_at_cluster_barrier_ = self.linear;
+  } else if (fibers_[first_at_cluster_barrier_].site.call != site.call) {
+    error_ = block_name() + ": cluster barrier divergence: " +
+             describe_calls(self, fibers_[first_at_cluster_barrier_]) +
+             "; every thread of a cluster must reach the same cluster barrier";
+    abandon(self);
+  }
+  // A block alone (no cluster) passes once all its threads are there.
+  if (++at_cluster_barrier_ == count_ && (cluster_ == nullptr || cluster_->size() <= 1)) release_cluster();
+  suspend(self);
+}
+
+void BlockExecutor::release_cluster() {
+  at_cluster_barrier_ = 0;
+  for (std::uint32_t i = 0; i < count_; ++i)
+    make_ready(launch_->order == ThreadOrder::kForward ? i : count_ - 1 - i);
+}
+
+void* BlockExecutor::cluster_map_shared(Fiber& self, void* shared, std::uint32_t rank) {
+  const std::size_t size = cluster_ == nullptr ? 1 : cluster_->size();
+  if (rank >= size) {
+    error_ = block_name() + ": " + thread_name(self) + " maps shared memory of cluster rank " +
+             std::to_string(rank) + ", but its cluster has " + std::to_string(size) + " block(s)";
+    abandon(self);
+  }
+  auto* p = static_cast<unsigned char*>(shared);
+  if (arena_ == nullptr || p < arena_ || p >= arena_ + arena_bytes_) {
+    error_ = block_name() + ": " + thread_name(self) +
+             " maps an address that is not in its block's shared memory to another block of its cluster";
+    abandon(self);
+  }
+  if (cluster_ == nullptr) return shared;
+  return (*cluster_)[rank]->arena_ + (p - arena_);
 }
 
 void BlockExecutor::sleep(Fiber& self) {

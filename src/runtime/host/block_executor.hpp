@@ -32,7 +32,16 @@ struct KernelLaunch {
 
 class BlockExecutor;
 
-enum class FiberState : std::uint8_t { kReady, kRunning, kBarrier, kWarp, kSleeping, kExited, kFailed };
+enum class FiberState : std::uint8_t {
+  kReady,
+  kRunning,
+  kBarrier,
+  kClusterBarrier,
+  kWarp,
+  kSleeping,
+  kExited,
+  kFailed
+};
 
 struct Fiber {
   fst_host_thread thread{};  // what generated code reads: threadIdx, blockIdx, ...
@@ -53,6 +62,7 @@ struct Fiber {
 enum class BlockStatus {
   kFinished,  // every thread returned
   kSleeping,  // the only runnable threads called __nanosleep: run again later
+  kCluster,   // every thread waits at a cluster barrier: release_cluster() once all blocks do
   kFailed,    // error() says why
 };
 
@@ -78,6 +88,16 @@ class BlockExecutor {
   std::uint64_t warp_exchange(Fiber& self, fst_host_site site, int op, std::uint32_t mask,
                               std::uint64_t value, std::uint32_t source_lane);
   void* shared_alloc(Fiber& self, std::uint64_t bytes, std::uint64_t alignment);
+  void cluster_sync(Fiber& self, fst_host_site site);
+  void* cluster_map_shared(Fiber& self, void* shared, std::uint32_t rank);
+
+  // The blocks of this block's cluster, by rank (this one among them), for a launch in
+  // clusters; empty otherwise. They must outlive the block's run.
+  void set_cluster(const std::vector<BlockExecutor*>* peers) { cluster_ = peers; }
+  // Lets the threads waiting at the cluster barrier go on (every block of the cluster waits).
+  void release_cluster();
+  // "block (x, y, z)", for diagnostics of a cluster.
+  std::string name() const { return block_name(); }
   [[noreturn]] void trap(Fiber& self, const char* what);
 
  private:
@@ -128,6 +148,9 @@ class BlockExecutor {
   std::vector<std::uint32_t> sleepers_;
   std::vector<std::uint32_t> warp_waiting_;  // per warp: lanes waiting at a warp operation
   std::uint32_t at_barrier_ = 0;
+  std::uint32_t at_cluster_barrier_ = 0;
+  std::uint32_t first_at_cluster_barrier_ = 0;
+  const std::vector<BlockExecutor*>* cluster_ = nullptr;
   std::uint32_t first_at_barrier_ = 0;  // the thread whose __syncthreads the others must match
   std::uint32_t exited_ = 0;
   bool failed_ = false;

@@ -11,7 +11,7 @@
 #ifndef FSTITCH_HOST_EMULATION_ABI_H
 #define FSTITCH_HOST_EMULATION_ABI_H
 
-#define FST_HOST_ABI_VERSION 2u
+#define FST_HOST_ABI_VERSION 3u
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +62,12 @@ typedef struct fst_host_api {
   void* (*shared_alloc)(fst_host_thread* self, unsigned long long bytes, unsigned long long alignment);
   /* Ends the launch with an error naming `what`. Does not return. */
   void (*trap)(fst_host_thread* self, const char* what);
+  /* Every thread of every block of the thread's cluster meets here (barrier.cluster with
+     release and acquire semantics). */
+  void (*cluster_sync)(fst_host_thread* self, fst_host_site site);
+  /* The address in block `rank` of the cluster of `shared`, an address in this block's
+     shared memory (mapa). */
+  void* (*cluster_map_shared)(fst_host_thread* self, void* shared, unsigned int rank);
 } fst_host_api;
 
 #ifdef __cplusplus
@@ -131,6 +137,20 @@ inline void __nanosleep(unsigned int ns) {
   fst_host_thread* s = fst_host_detail::self;
   fst_host_detail::bound_api()->nanosleep(s, ns);
   fst_host_detail::self = s;
+}
+/* Thread-block clusters along x: the blocks of a cluster are resident together. */
+namespace fst_host_detail {
+inline void cluster_sync_at(unsigned int line, unsigned int call) {
+  fst_host_thread* s = self;
+  bound_api()->cluster_sync(s, fst_host_site{line, call});
+  self = s;
+}
+}  // namespace fst_host_detail
+#define fst_host_cluster_sync() fst_host_detail::cluster_sync_at(__LINE__, __COUNTER__)
+template <class T>
+inline T* fst_host_cluster_map(T* shared, unsigned int rank) {
+  return static_cast<T*>(fst_host_detail::bound_api()->cluster_map_shared(
+      fst_host_detail::self, const_cast<void*>(static_cast<const void*>(shared)), rank));
 }
 inline void __threadfence() {
   __atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -43,9 +43,19 @@ void api_trap(fst_host_thread* self, const char* what) noexcept {
   fiber.block->trap(fiber, what);
 }
 
+void api_cluster_sync(fst_host_thread* self, fst_host_site site) noexcept {
+  Fiber& fiber = fiber_of(self);
+  fiber.block->cluster_sync(fiber, site);
+}
+
+void* api_cluster_map_shared(fst_host_thread* self, void* shared, unsigned int rank) noexcept {
+  Fiber& fiber = fiber_of(self);
+  return fiber.block->cluster_map_shared(fiber, shared, rank);
+}
+
 constexpr fst_host_api kApi = {
-    FST_HOST_ABI_VERSION, &api_current,      &api_syncthreads, &api_nanosleep,
-    &api_warp_exchange,   &api_shared_alloc, &api_trap,
+    FST_HOST_ABI_VERSION, &api_current,      &api_syncthreads,  &api_nanosleep,         &api_warp_exchange,
+    &api_shared_alloc,    &api_trap,         &api_cluster_sync, &api_cluster_map_shared,
 };
 
 }  // namespace

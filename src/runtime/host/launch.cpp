@@ -102,21 +102,62 @@ bool run_together(WorkerContext& worker, std::vector<BlockExecutor*>& resident, 
   return !state.failed();
 }
 
+// Runs the blocks of one cluster in turns until all finish; when every unfinished block
+// waits at the cluster barrier, releases them all. False when one failed (recorded).
+bool run_cluster(WorkerContext& worker, const KernelLaunch& launch, const std::vector<BlockExecutor*>& cluster,
+                 LaunchState& state) {
+  std::vector<BlockStatus> status(cluster.size(), BlockStatus::kSleeping);
+  for (;;) {
+    bool all_finished = true, all_waiting = true, any_finished = false;
+    for (std::size_t i = 0; i < cluster.size(); ++i) {
+      if (status[i] != BlockStatus::kFinished && status[i] != BlockStatus::kCluster)
+        status[i] = cluster[i]->run(worker.scheduler());
+      if (status[i] == BlockStatus::kFailed) {
+        state.record(StatusCode::kLaunch, cluster[i]->error());
+        return false;
+      }
+      all_finished = all_finished && status[i] == BlockStatus::kFinished;
+      any_finished = any_finished || status[i] == BlockStatus::kFinished;
+      all_waiting = all_waiting && (status[i] == BlockStatus::kCluster || status[i] == BlockStatus::kFinished);
+    }
+    if (all_finished) return true;
+    if (state.failed()) return false;
+    if (all_waiting) {
+      if (any_finished) {
+        std::string finished;
+        for (std::size_t i = 0; i < cluster.size(); ++i) {
+          if (status[i] == BlockStatus::kFinished) finished += (finished.empty() ? "" : ", ") + cluster[i]->name();
+        }
+        state.record(StatusCode::kLaunch, "launch of kernel '" + launch.kernel_name +
+                                              "': deadlock: blocks of a cluster wait at a cluster barrier that " +
+                                              finished + " exited without reaching");
+        return false;
+      }
+      for (std::size_t i = 0; i < cluster.size(); ++i) {
+        cluster[i]->release_cluster();
+        status[i] = BlockStatus::kSleeping;
+      }
+    }
+  }
+}
+
 // Clusters: claim clusters one at a time and run each cluster's blocks together.
 void run_claimed_clusters(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state,
                           std::uint32_t cluster_blocks) {
   const std::uint64_t clusters = block_count(launch.grid) / cluster_blocks;
-  std::vector<BlockExecutor*> resident;
+  std::vector<BlockExecutor*> cluster;
   while (!state.failed()) {
     const std::uint64_t c = state.claim();
     if (c >= clusters) break;
-    resident.clear();
+    cluster.clear();
+    for (std::uint32_t r = 0; r < cluster_blocks; ++r) cluster.push_back(&worker.executor(r));
     for (std::uint32_t r = 0; r < cluster_blocks; ++r) {
-      BlockExecutor& executor = worker.executor(r);
-      executor.start(launch, block_index(launch.grid, c * cluster_blocks + r));
-      resident.push_back(&executor);
+      cluster[r]->start(launch, block_index(launch.grid, c * cluster_blocks + r));
+      cluster[r]->set_cluster(&cluster);
     }
-    if (!run_together(worker, resident, state, false)) break;
+    const bool ok = run_cluster(worker, launch, cluster, state);
+    for (BlockExecutor* b : cluster) b->set_cluster(nullptr);
+    if (!ok) break;
   }
   worker.trim(kKeptExecutors);
 }

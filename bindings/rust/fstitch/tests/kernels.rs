@@ -208,3 +208,30 @@ fn a_split_column_reduction_names_the_workspace_it_needs_zeroed() {
         (0, 0)
     );
 }
+
+#[test]
+fn two_long_rows_are_split_across_clusters_of_blocks() {
+    let context = host_context();
+    let graph = Graph::new(&context).unwrap();
+    let x = graph.input("x", DType::F32, &[2, 20000]);
+    let e = (x - x.max(&[-1], true)).exp();
+    graph.output("y", e / e.sum(&[-1], true)).unwrap();
+    let fusion = graph.fuse(&FuseOptions::new()).unwrap();
+    let kernel = fusion.kernel(0).unwrap();
+    // Two rows cannot fill an sm_90 device with a block each: clusters of blocks split them.
+    assert_eq!(
+        kernel.launch_kind().unwrap(),
+        LaunchKind::Cluster,
+        "{}",
+        fusion.dump().unwrap()
+    );
+    let blocks = kernel.cluster_blocks().unwrap();
+    assert!((2..=8).contains(&blocks));
+    assert_eq!(kernel.launch_config().unwrap().grid[0] % blocks, 0);
+
+    let graph = Graph::new(&context).unwrap();
+    let y = graph.input("y", DType::F32, &[8, 8]);
+    graph.output("z", y.exp()).unwrap();
+    let fusion = graph.fuse(&FuseOptions::new()).unwrap();
+    assert_eq!(fusion.kernel(0).unwrap().cluster_blocks().unwrap(), 1);
+}
