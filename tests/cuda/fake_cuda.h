@@ -28,11 +28,11 @@ typedef struct fake_cuda_launch_record {
   unsigned shared_bytes;
   void* stream;
   int cooperative; /* 1 for cuLaunchCooperativeKernel */
-  unsigned cluster[3]; /* cuLaunchKernelEx's cluster dimension; 1, 1, 1 for the other launches */
   void* context;   /* the calling thread's current context at the call */
   int param_count; /* values read: fake_cuda_set_param_count() for this kernel, else 0 */
   void* params[FAKE_CUDA_MAX_RECORDED_PARAMS]; /* *(void**)kernelParams[i] */
   size_t call_index;                           /* position of the call in fake_cuda_call_log() */
+  unsigned cluster[3]; /* cuLaunchKernelEx's cluster dimension; 1, 1, 1 for the other launches */
 } fake_cuda_launch_record;
 
 /* One device allocation (cuMemAlloc_v2 or cuMemAllocAsync) and its release. */

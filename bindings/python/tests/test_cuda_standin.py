@@ -48,6 +48,7 @@ class LaunchRecord(ctypes.Structure):
         ("param_count", ctypes.c_int),
         ("params", ctypes.c_void_p * 32),
         ("call_index", ctypes.c_size_t),
+        ("cluster", ctypes.c_uint * 3),
     ]
 
 

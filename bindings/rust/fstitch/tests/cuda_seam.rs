@@ -35,6 +35,7 @@ struct LaunchRecord {
     param_count: c_int,
     params: [*mut c_void; 32],
     call_index: usize,
+    cluster: [c_uint; 3],
 }
 
 /// The stand-in's control functions, from the same library instance fstitch loads.
@@ -164,6 +165,7 @@ fn the_cuda_backend_through_the_stand_in_driver() {
             record.cooperative == 1,
             kernel.launch_kind().unwrap() == LaunchKind::Cooperative
         );
+        assert_eq!(record.cluster, [kernel.cluster_blocks().unwrap(), 1, 1]);
         for (position, param) in kernel.params().unwrap().iter().enumerate() {
             let expected = match param.kind {
                 ParamKind::Input => inputs[param.index].cast_mut(),
