@@ -646,7 +646,8 @@ extern "C" {
         out_index: *mut usize,
         out_value: *mut fst_value,
     ) -> fst_status;
-    pub fn fst_kernel_cluster_blocks(kernel: *const fst_kernel, out_blocks: *mut u32) -> fst_status;
+    pub fn fst_kernel_cluster_blocks(kernel: *const fst_kernel, out_blocks: *mut u32)
+        -> fst_status;
     pub fn fst_kernel_zeroed_workspace(
         kernel: *const fst_kernel,
         out_offset: *mut usize,
