@@ -123,7 +123,14 @@ double example_max_abs_error(const double* got, const double* want, size_t n) {
 }
 
 static const char* launch_kind_name(fst_launch_kind kind) {
-  return kind == FST_LAUNCH_COOPERATIVE ? "cooperative" : "regular";
+  switch (kind) {
+    case FST_LAUNCH_COOPERATIVE:
+      return "cooperative";
+    case FST_LAUNCH_CLUSTER:
+      return "cluster";
+    default:
+      return "regular";
+  }
 }
 
 fst_status example_print_plan_summary(const char* program, const fst_fusion* fusion) {
@@ -144,18 +151,22 @@ fst_status example_print_plan_summary(const char* program, const fst_fusion* fus
     const char* name = NULL;
     uint32_t grid[3], block[3];
     size_t shared = 0;
+    uint32_t cluster = 1;
     fst_launch_kind kind = FST_LAUNCH_REGULAR;
     if ((status = fst_fusion_kernel(fusion, i, &kernel)) != FST_OK ||
         (status = fst_kernel_name(kernel, &name)) != FST_OK ||
         (status = fst_kernel_launch_config(kernel, grid, block, &shared)) != FST_OK ||
-        (status = fst_kernel_launch_kind(kernel, &kind)) != FST_OK) {
+        (status = fst_kernel_launch_kind(kernel, &kind)) != FST_OK ||
+        (status = fst_kernel_cluster_blocks(kernel, &cluster)) != FST_OK) {
       example_report(program, "querying a kernel", status);
       return status;
     }
     printf(
-        "  kernel %zu %s: grid [%u,%u,%u], block [%u,%u,%u], %zu bytes of dynamic shared memory, %s launch\n",
+        "  kernel %zu %s: grid [%u,%u,%u], block [%u,%u,%u], %zu bytes of dynamic shared memory, %s launch",
         i, name, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2], (unsigned)block[0],
         (unsigned)block[1], (unsigned)block[2], shared, launch_kind_name(kind));
+    if (kind == FST_LAUNCH_CLUSTER) printf(" (clusters of %u blocks)", (unsigned)cluster);
+    printf("\n");
   }
   return FST_OK;
 }

@@ -233,6 +233,8 @@ const char* stitch_scheme_name(StitchScheme s) {
       return "warp";
     case StitchScheme::kRegional:
       return "regional";
+    case StitchScheme::kCluster:
+      return "cluster";
     case StitchScheme::kGlobal:
       return "global";
   }

@@ -201,8 +201,12 @@ double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
     // thread that owns its row has no per-element guard to serialize the unrolled loads.
     return element_bytes * static_cast<double>(s.elems_per_thread);
   }
-  // One vector (or, guarded element by element, about two elements) per loop step.
-  return element_bytes * (V > 1 ? V : 2.0);
+  // One vector per loop step. A scalar row loop strides by the row's threads with one bound
+  // check per step: ptxas unrolls it and issues four or more loads before their first use (16
+  // in the SASS of the bf16 [64, 50257] split row); four are counted, and no more than the
+  // thread's elements.
+  if (V > 1) return element_bytes * V;
+  return element_bytes * std::min(4.0, std::max(1.0, static_cast<double>(s.elems_per_thread)));
 }
 
 double instructions_per_element(const Graph& g, const KernelSpec& s) {
@@ -331,8 +335,8 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
       c.total_seconds = std::numeric_limits<double>::infinity();
       return c;
     }
-    const double barrier = s.split.residency == GroupResidency::kCluster ? a.cluster_barrier_seconds
-                                                                         : a.group_barrier_seconds;
+    const double barrier =
+        s.split.residency == GroupResidency::kCluster ? a.cluster_barrier_seconds : a.group_barrier_seconds;
     c.barrier_seconds += static_cast<double>(ceil_div(s.rows, groups)) * std::max(1, s.phases) * barrier;
   }
   c.launch_seconds = a.launch_overhead_seconds;

@@ -45,7 +45,8 @@ enum class StitchScheme : uint8_t {
   kLocal,     // same thread, registers (or recomputed)
   kWarp,      // warp shuffle (a row reduction result shared by its warp)
   kRegional,  // shared memory + __syncthreads within a block
-  kGlobal,    // global memory + grid barrier (not planned yet)
+  kCluster,   // distributed shared memory + a cluster barrier (a split row on sm_90)
+  kGlobal,    // global memory + a barrier of the blocks involved (a split row elsewhere)
 };
 const char* stitch_scheme_name(StitchScheme s);
 

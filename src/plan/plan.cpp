@@ -620,7 +620,11 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
         if (!s.is_member(o)) continue;
         StitchScheme scheme = StitchScheme::kLocal;
         if (s.role(o) == ValueRole::kRow && s.role(v) == ValueRole::kElement && s.threads_per_row > 1) {
-          scheme = s.schedule == ScheduleKind::kBlockPerRow ? StitchScheme::kRegional : StitchScheme::kWarp;
+          scheme = s.schedule == ScheduleKind::kBlockPerRow ? StitchScheme::kRegional
+                   : s.schedule == ScheduleKind::kSplitRow
+                       ? (s.split.residency == GroupResidency::kCluster ? StitchScheme::kCluster
+                                                                        : StitchScheme::kGlobal)
+                       : StitchScheme::kWarp;
         }
         out << (first ? " stitch " : ", ") << "%" << o << ":" << stitch_scheme_name(scheme);
         first = false;

@@ -88,8 +88,8 @@ TEST_F(OpaqueSteps, CallbacksComeBetweenLaunchesWithThePlansAddresses) {
   CallbackState state;
   state.fake = &fake();
   ASSERT_EQ(fst_fusion_run_with_opaque(fusion.get(), buffers.inputs.data(), buffers.inputs.size(),
-                                       buffers.outputs.data(), buffers.outputs.size(), workspace.data(), stream,
-                                       record_call, &state),
+                                       buffers.outputs.data(), buffers.outputs.size(), workspace.data(),
+                                       stream, record_call, &state),
             FST_OK)
       << fst_last_error_message();
 
@@ -127,7 +127,8 @@ TEST_F(OpaqueSteps, CallbacksComeBetweenLaunchesWithThePlansAddresses) {
     fst_dtype dtype;
     const int64_t* dims;
     for (size_t o = 0; o < operands; ++o) {
-      ASSERT_EQ(fst_fusion_opaque_operand(fusion.get(), index, o, &at_kind, &at, &dtype, &rank, &dims), FST_OK);
+      ASSERT_EQ(fst_fusion_opaque_operand(fusion.get(), index, o, &at_kind, &at, &dtype, &rank, &dims),
+                FST_OK);
       EXPECT_EQ(call.operands[o], address(buffers, workspace.data(), at_kind, at));
     }
     ASSERT_EQ(fst_fusion_opaque_result(fusion.get(), index, &at_kind, &at, &dtype, &rank, &dims), FST_OK);
@@ -149,8 +150,8 @@ TEST_F(OpaqueSteps, AFailingCallbackStopsTheRun) {
   state.fake = &fake();
   state.answer = FST_ERROR_LAUNCH;
   EXPECT_EQ(fst_fusion_run_with_opaque(fusion.get(), buffers.inputs.data(), buffers.inputs.size(),
-                                       buffers.outputs.data(), buffers.outputs.size(), nullptr, nullptr, record_call,
-                                       &state),
+                                       buffers.outputs.data(), buffers.outputs.size(), nullptr, nullptr,
+                                       record_call, &state),
             FST_ERROR_LAUNCH);
   EXPECT_CONTAINS(fst_last_error_message(), "\"mm\"");
   ASSERT_EQ(state.calls.size(), 1u);

@@ -40,7 +40,8 @@ TEST(ColumnSchedule, MiddleAxisReductionFillsAWave) {
   ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
   const KernelSpec& s = p.kernels[0].spec;
   // The blocks resident at once, with the registers a column tile takes.
-  const int64_t wave = static_cast<int64_t>(p.arch.sm_count) * resident_blocks_per_sm(p.arch, s.block_threads);
+  const int64_t wave =
+      static_cast<int64_t>(p.arch.sm_count) * resident_blocks_per_sm(p.arch, s.block_threads);
   // Nearly a whole wave, and no work item left for a second round.
   EXPECT_GE(static_cast<double>(s.grid_blocks), 0.9 * static_cast<double>(wave)) << dump_plan(g, p);
   EXPECT_LE(s.column.tiles * s.column.split, wave) << dump_plan(g, p);

@@ -42,7 +42,8 @@ TEST(LongRows, TheDevicesLimitBoundsTheRowCache) {
   FusionPlan p = plan(h, FusionPolicy::kStitch, 80);
   ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(h, p);
   const KernelSpec& s = p.kernels[0].spec;
-  EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes + s.split.partial_bytes * (1 + static_cast<uint64_t>(s.split.blocks)))
+  EXPECT_EQ(p.planned_bytes,
+            p.lower_bound_bytes + s.split.partial_bytes * (1 + static_cast<uint64_t>(s.split.blocks)))
       << dump_plan(h, p);
 }
 

@@ -128,7 +128,12 @@ TEST(Planner, StitchSchemesFollowTheSchedule) {
     ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
     const KernelSpec& s = p.kernels[0].spec;
     const std::string dump = dump_plan(g, p);
-    if (s.threads_per_row > 32) {
+    if (s.schedule == ScheduleKind::kSplitRow) {
+      // Across the blocks of a group: a cluster's shared memory, or global memory.
+      EXPECT_NE(dump.find(s.split.residency == GroupResidency::kCluster ? ":cluster" : ":global"),
+                std::string::npos)
+          << dump;
+    } else if (s.threads_per_row > 32) {
       EXPECT_EQ(s.schedule, ScheduleKind::kBlockPerRow) << dump;
       EXPECT_NE(dump.find(":regional"), std::string::npos) << dump;
     } else {

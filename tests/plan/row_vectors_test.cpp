@@ -31,7 +31,8 @@ TEST(RowVectors, WidthDividesTheRowAndKeepsTheRegisterBudget) {
           }
           EXPECT_EQ(s.cols % V, 0);
           EXPECT_EQ(V & (V - 1), 0);
-          const int64_t vectors = s.cols / V;
+          // A split row's block walks its slice.
+          const int64_t vectors = (s.schedule == ScheduleKind::kSplitRow ? s.split.slice_cols : s.cols) / V;
           EXPECT_LE((vectors + s.threads_per_row - 1) / s.threads_per_row * V, s.elems_per_thread);
           if (V > 1) {
             EXPECT_LE(V * static_cast<int64_t>(dtype_size(t)), 16);

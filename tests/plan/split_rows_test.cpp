@@ -92,7 +92,8 @@ TEST(SplitRows, ManyRowsKeepABlockPerRow) {
   // Rows enough to fill the device several times over need no group barrier.
   const Graph g = testing::layer_norm(8192, 4096, DType::kBF16);
   const FusionPlan p = plan(g);
-  for (const PlannedKernel& k : p.kernels) EXPECT_NE(k.spec.schedule, ScheduleKind::kSplitRow) << dump_plan(g, p);
+  for (const PlannedKernel& k : p.kernels)
+    EXPECT_NE(k.spec.schedule, ScheduleKind::kSplitRow) << dump_plan(g, p);
 }
 
 }  // namespace

@@ -217,8 +217,8 @@ void BlockExecutor::cluster_sync(Fiber& self, fst_host_site site) {
   if (at_cluster_barrier_ == 0) {
     first_at_cluster_barrier_ = self.linear;
   } else if (fibers_[first_at_cluster_barrier_].site.call != site.call) {
-    error_ = block_name() + ": cluster barrier divergence: " +
-             describe_calls(self, fibers_[first_at_cluster_barrier_]) +
+    error_ = block_name() +
+             ": cluster barrier divergence: " + describe_calls(self, fibers_[first_at_cluster_barrier_]) +
              "; every thread of a cluster must reach the same cluster barrier";
     abandon(self);
   }

@@ -54,8 +54,8 @@ void* api_cluster_map_shared(fst_host_thread* self, void* shared, unsigned int r
 }
 
 constexpr fst_host_api kApi = {
-    FST_HOST_ABI_VERSION, &api_current,      &api_syncthreads,  &api_nanosleep,         &api_warp_exchange,
-    &api_shared_alloc,    &api_trap,         &api_cluster_sync, &api_cluster_map_shared,
+    FST_HOST_ABI_VERSION, &api_current, &api_syncthreads,  &api_nanosleep,          &api_warp_exchange,
+    &api_shared_alloc,    &api_trap,    &api_cluster_sync, &api_cluster_map_shared,
 };
 
 }  // namespace

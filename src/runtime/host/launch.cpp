@@ -104,8 +104,8 @@ bool run_together(WorkerContext& worker, std::vector<BlockExecutor*>& resident, 
 
 // Runs the blocks of one cluster in turns until all finish; when every unfinished block
 // waits at the cluster barrier, releases them all. False when one failed (recorded).
-bool run_cluster(WorkerContext& worker, const KernelLaunch& launch, const std::vector<BlockExecutor*>& cluster,
-                 LaunchState& state) {
+bool run_cluster(WorkerContext& worker, const KernelLaunch& launch,
+                 const std::vector<BlockExecutor*>& cluster, LaunchState& state) {
   std::vector<BlockStatus> status(cluster.size(), BlockStatus::kSleeping);
   for (;;) {
     bool all_finished = true, all_waiting = true, any_finished = false;
@@ -118,7 +118,8 @@ bool run_cluster(WorkerContext& worker, const KernelLaunch& launch, const std::v
       }
       all_finished = all_finished && status[i] == BlockStatus::kFinished;
       any_finished = any_finished || status[i] == BlockStatus::kFinished;
-      all_waiting = all_waiting && (status[i] == BlockStatus::kCluster || status[i] == BlockStatus::kFinished);
+      all_waiting =
+          all_waiting && (status[i] == BlockStatus::kCluster || status[i] == BlockStatus::kFinished);
     }
     if (all_finished) return true;
     if (state.failed()) return false;
@@ -126,11 +127,13 @@ bool run_cluster(WorkerContext& worker, const KernelLaunch& launch, const std::v
       if (any_finished) {
         std::string finished;
         for (std::size_t i = 0; i < cluster.size(); ++i) {
-          if (status[i] == BlockStatus::kFinished) finished += (finished.empty() ? "" : ", ") + cluster[i]->name();
+          if (status[i] == BlockStatus::kFinished)
+            finished += (finished.empty() ? "" : ", ") + cluster[i]->name();
         }
-        state.record(StatusCode::kLaunch, "launch of kernel '" + launch.kernel_name +
-                                              "': deadlock: blocks of a cluster wait at a cluster barrier that " +
-                                              finished + " exited without reaching");
+        state.record(StatusCode::kLaunch,
+                     "launch of kernel '" + launch.kernel_name +
+                         "': deadlock: blocks of a cluster wait at a cluster barrier that " + finished +
+                         " exited without reaching");
         return false;
       }
       for (std::size_t i = 0; i < cluster.size(); ++i) {
