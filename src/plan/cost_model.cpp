@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "plan/launch_grid.hpp"
 #include "plan/op_class.hpp"
 
 namespace fstitch {
@@ -257,8 +258,8 @@ void size_grid(const PlanInputs& in, KernelSpec& s) {
   s.registers_estimate = estimate_registers(g, s);
   const Occupancy occ = occupancy(in.arch, s.block_threads, s.registers_estimate, kernel_shared_bytes(g, s));
   s.planned_blocks_per_sm = std::max(1, occ.blocks_per_sm);
-  const int64_t capacity = static_cast<int64_t>(in.arch.sm_count) * s.planned_blocks_per_sm;
-  s.grid_blocks = std::max<int64_t>(1, std::min(work_units(g, s), capacity));
+  s.work_units = work_units(g, s);
+  s.grid_blocks = grid_for_occupancy(s, s.planned_blocks_per_sm, in.arch.sm_count);
 }
 
 CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelSpec& s) {
