@@ -129,10 +129,10 @@ void launch_on_cuda(const fst_fusion& fusion, size_t index, fstitch::runtime::Ke
   }
   // The grid is sized from the occupancy of the compiled kernel, queried when it was loaded.
   const fstitch::cuda::LoadedKernel& loaded = *fusion.cuda_kernels()[index];
-  fstitch::cuda::launch_kernel(
-      device, loaded,
-      fstitch::cuda::launch_config(fusion.plan.kernels[index], device.info(), loaded.blocks_per_multiprocessor()),
-      stream, args.params());
+  fstitch::cuda::launch_kernel(device, loaded,
+                               fstitch::cuda::launch_config(fusion.plan.kernels[index], device.info(),
+                                                            loaded.blocks_per_multiprocessor()),
+                               stream, args.params());
 }
 
 // The CUDA backend queues every launch on the caller's stream and returns without waiting.
@@ -239,11 +239,12 @@ const std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>>& fst_fusion::cud
     context->logger.log(
         fstitch::LogLevel::kDebug,
         "loaded kernel " + plan.kernels[i].name + " from its " +
-            fstitch::cuda::image_kind_name(loaded.back()->image()) + ": " + std::to_string(per_multiprocessor) +
-            " blocks of " + std::to_string(spec.block_threads) + " threads per multiprocessor, grid " +
-            std::to_string(per_multiprocessor > 0
-                               ? fstitch::launch_grid(plan.kernels[i], per_multiprocessor, device.info().multiprocessors)
-                               : spec.grid_blocks) +
+            fstitch::cuda::image_kind_name(loaded.back()->image()) + ": " +
+            std::to_string(per_multiprocessor) + " blocks of " + std::to_string(spec.block_threads) +
+            " threads per multiprocessor, grid " +
+            std::to_string(per_multiprocessor > 0 ? fstitch::launch_grid(plan.kernels[i], per_multiprocessor,
+                                                                         device.info().multiprocessors)
+                                                  : spec.grid_blocks) +
             " (planned " + std::to_string(spec.grid_blocks) + ")");
   }
   cuda_kernels_ = std::move(loaded);
@@ -537,15 +538,15 @@ FST_API fst_status fst_kernel_grid_for_occupancy(const fst_kernel* kernel, uint3
     require_not_null(kernel, "kernel");
     require_not_null(out_grid, "out_grid");
     if (blocks_per_multiprocessor == 0) {
-      fail(StatusCode::kInvalidArgument,
-           "blocks_per_multiprocessor is 0: not one block of kernel " + planned(kernel).name +
-               " fits a multiprocessor, so it cannot launch");
+      fail(StatusCode::kInvalidArgument, "blocks_per_multiprocessor is 0: not one block of kernel " +
+                                             planned(kernel).name +
+                                             " fits a multiprocessor, so it cannot launch");
     }
     if (multiprocessors == 0) fail(StatusCode::kInvalidArgument, "multiprocessors is 0");
     const int64_t grid = fstitch::launch_grid(planned(kernel), blocks_per_multiprocessor, multiprocessors);
     if (grid > std::numeric_limits<int32_t>::max()) {
-      fail(StatusCode::kUnsupported, "kernel " + planned(kernel).name + " would launch " + std::to_string(grid) +
-                                         " blocks; CUDA allows 1 .. 2147483647");
+      fail(StatusCode::kUnsupported, "kernel " + planned(kernel).name + " would launch " +
+                                         std::to_string(grid) + " blocks; CUDA allows 1 .. 2147483647");
     }
     out_grid[0] = static_cast<uint32_t>(grid);
     out_grid[1] = out_grid[2] = 1;

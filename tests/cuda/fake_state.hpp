@@ -56,7 +56,7 @@ struct Config {
   int max_active_blocks = 4;
   bool reject_cubin = false;
   int registers_per_thread = 32;
-  std::map<std::string, int> param_counts;  // kernel name -> parameters recorded per launch
+  std::map<std::string, int> param_counts;      // kernel name -> parameters recorded per launch
   std::map<std::string, int> kernel_registers;  // kernel name -> registers per thread
 };
 
