@@ -177,6 +177,7 @@ int main(void) {
     test_movement();
     test_tensor_constants();
     test_split_reductions();
+    test_grid_for_occupancy();
     fst_graph_destroy(other);
   }
   fst_context_destroy(capi_context);
