@@ -262,10 +262,12 @@ void size_grid(const PlanInputs& in, KernelSpec& s) {
   s.grid_blocks = grid_for_occupancy(s, s.planned_blocks_per_sm, in.arch.sm_count);
 }
 
-CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelSpec& s) {
+// The estimate of `s` with `registers` per thread and `occ` resident blocks per SM.
+static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const KernelSpec& s, int registers,
+                                 const Occupancy& occ) {
   CostBreakdown c;
-  c.registers = s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s);
-  c.occ = occupancy(a, s.block_threads, c.registers, kernel_shared_bytes(g, s));
+  c.registers = registers;
+  c.occ = occ;
   if (c.occ.blocks_per_sm == 0) {
     // Not one block fits an SM: the kernel could not launch (or would spill to fit).
     c.total_seconds = std::numeric_limits<double>::infinity();
@@ -324,6 +326,19 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
   c.total_seconds = c.launch_seconds + std::max(c.memory_seconds, c.compute_seconds) +
                     0.2 * std::min(c.memory_seconds, c.compute_seconds) + c.barrier_seconds;
   return c;
+}
+
+CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelSpec& s) {
+  const int registers = s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s);
+  return estimate_at(a, g, s, registers, occupancy(a, s.block_threads, registers, kernel_shared_bytes(g, s)));
+}
+
+CostBreakdown estimate_kernel_at_occupancy(const ArchParams& a, const Graph& g, const KernelSpec& s,
+                                           int blocks_per_sm) {
+  const int registers = s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s);
+  Occupancy occ = occupancy(a, s.block_threads, registers, kernel_shared_bytes(g, s));
+  occ.blocks_per_sm = std::max(0, blocks_per_sm);
+  return estimate_at(a, g, s, registers, occ);
 }
 
 double copy_seconds(const ArchParams& a, double bytes) {

@@ -115,5 +115,26 @@ TEST(GridForOccupancy, ThePlannedGridIsTheRuleAtTheEstimatedOccupancy) {
   }
 }
 
+// Re-estimating at an occupancy: at the estimated one it is the estimate; at a real one, the
+// launch grid of that occupancy is resident at once (one wave, whole).
+TEST(EstimateAtOccupancy, IsTheEstimateWithOnlyTheOccupancyReplaced) {
+  const Graph g = log_softmax(8192, 4096, DType::kF32);
+  const FusionPlan p = plan(g);
+  for (const PlannedKernel& k : p.kernels) {
+    const KernelSpec& s = k.spec;
+    const CostBreakdown planned = estimate_kernel(p.arch, g, s);
+    const CostBreakdown same = estimate_kernel_at_occupancy(p.arch, g, s, planned.occ.blocks_per_sm);
+    EXPECT_DOUBLE_EQ(same.total_seconds, planned.total_seconds);
+    EXPECT_DOUBLE_EQ(same.waves, planned.waves);
+    const int real = planned.occ.blocks_per_sm + 5;
+    KernelSpec launched = s;
+    launched.grid_blocks = grid_for_occupancy(s, real, p.arch.sm_count);
+    const CostBreakdown at_real = estimate_kernel_at_occupancy(p.arch, g, launched, real);
+    EXPECT_EQ(at_real.occ.blocks_per_sm, real);
+    EXPECT_EQ(at_real.resident_blocks, launched.grid_blocks);
+    EXPECT_LE(at_real.waves, 1.0);
+  }
+}
+
 }  // namespace
 }  // namespace fstitch::testing
