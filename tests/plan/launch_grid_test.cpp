@@ -115,6 +115,17 @@ TEST(GridForOccupancy, ThePlannedGridIsTheRuleAtTheEstimatedOccupancy) {
   }
 }
 
+TEST(GridForOccupancy, ThePlanDumpSaysWhatTheGridMayBe) {
+  const Graph g = layer_norm(8192, 4096, DType::kBF16);
+  const FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const std::string dump = dump_plan(g, p);
+  const std::string said = "grid " + std::to_string(p.kernels[0].spec.grid_blocks) + " x block " +
+                           std::to_string(p.kernels[0].spec.block_threads) + " (strided over " +
+                           std::to_string(p.kernels[0].spec.work_units) + " work unit(s))";
+  EXPECT_NE(dump.find(said), std::string::npos) << dump;
+}
+
 // Re-estimating at an occupancy: at the estimated one it is the estimate; at a real one, the
 // launch grid of that occupancy is resident at once (one wave, whole).
 TEST(EstimateAtOccupancy, IsTheEstimateWithOnlyTheOccupancyReplaced) {

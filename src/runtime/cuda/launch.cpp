@@ -17,9 +17,10 @@ LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device
   }
   // Sized from the compiled kernel's occupancy when it is known; at 0 (not one block fits)
   // the planned grid stays and the driver reports why the launch cannot run.
-  const int64_t grid = blocks_per_multiprocessor && *blocks_per_multiprocessor > 0
-                           ? launch_grid(kernel, *blocks_per_multiprocessor, device.multiprocessors)
-                           : s.grid_blocks;
+  const bool sized =
+      blocks_per_multiprocessor && *blocks_per_multiprocessor > 0 && device.multiprocessors > 0;
+  const int64_t grid =
+      sized ? launch_grid(kernel, *blocks_per_multiprocessor, device.multiprocessors) : s.grid_blocks;
   if (grid < 1 || grid > std::numeric_limits<int32_t>::max()) {
     fail(StatusCode::kUnsupported, "kernel " + kernel.name + " needs a grid of " + std::to_string(grid) +
                                        " blocks; CUDA allows 1 .. 2147483647");
