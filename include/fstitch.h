@@ -879,7 +879,8 @@ FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t o
  * are fewer (more blocks would have nothing to do), never below one block. A kernel whose code
  * assumes its planned grid keeps it, and a ::FST_LAUNCH_COOPERATIVE kernel never grows past
  * its planned grid (it only shrinks, so every block stays resident). Block size and dynamic
- * shared memory are those of fst_kernel_launch_config().
+ * shared memory are those of fst_kernel_launch_config(). Arithmetic on the plan: it needs no
+ * device or driver and answers on either backend; it allocates nothing.
  *
  * @param[out] out_grid The grid (x, y, z; y and z are 1); untouched on failure.
  * @return ::FST_ERROR_INVALID_ARGUMENT for NULL, for 0 blocks per multiprocessor (not one
