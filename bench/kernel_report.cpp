@@ -25,6 +25,7 @@
 #include "ir/verify.hpp"
 #include "jit/kernel_cache.hpp"
 #include "kernel_cases.hpp"
+#include "launch_estimate.hpp"
 #include "machine_info.hpp"
 #include "markdown.hpp"
 #include "measured_times.hpp"
@@ -113,6 +114,12 @@ class Findings {
  private:
   std::map<std::string, std::vector<std::string>> items_;
 };
+
+// Shared memory a block of the kernel holds: the static arrays ptxas reports and the dynamic
+// shared memory its launches pass.
+int64_t shared_bytes(const jit::FunctionResources& f, const KernelSpec& spec) {
+  return static_cast<int64_t>(f.shared_bytes) + static_cast<int64_t>(spec.dynamic_shared_bytes);
+}
 
 std::string label_of(const KernelCase& c) {
   return c.graph + " " + c.shape + " " + dtype_name(c.dtype);
@@ -263,12 +270,15 @@ class Report {
   }
 
   std::string table(int arch, const ArchParams& params) {
-    MarkdownTable t(
-        {{"graph", false}, {"shape", false}, {"dtype", false}, {"kernel", false}, {"schedule", false},
-         {"block"},        {"grid"},         {"regs"},         {"spill B"},       {"smem B"},
-         {"blocks/SM"},    {"limit", false}, {"occ %"},        {"waves"},         {"last wave %"},
-         {"LDG", false},   {"STG", false},   {"atom"},         {"instr"},         {"main loop", false},
-         {"est us"},       {"est % copy"},   {"measured us"},  {"meas % copy"},   {"meas/est"}});
+    MarkdownTable t({{"graph", false},  {"shape", false},    {"dtype", false},
+                     {"kernel", false}, {"schedule", false}, {"block"},
+                     {"grid"},          {"planned grid"},    {"regs"},
+                     {"spill B"},       {"smem B"},          {"blocks/SM"},
+                     {"limit", false},  {"occ %"},           {"waves"},
+                     {"last wave %"},   {"LDG", false},      {"STG", false},
+                     {"atom"},          {"instr"},           {"main loop", false},
+                     {"est us"},        {"est % copy"},      {"measured us"},
+                     {"meas % copy"},   {"meas/est"}});
     const SmLimits limits = sm_limits(params);
     for (const KernelRow& row : rows_) {
       if (row.c->arch != arch) continue;
@@ -282,13 +292,15 @@ class Report {
           dtype_name(row.c->dtype),
           std::to_string(row.index) + "/" + std::to_string(row.plan->kernels.size()),
           schedule_kind_name(spec.schedule),
-          std::to_string(spec.block_threads),
-          std::to_string(spec.grid_blocks)};
+          std::to_string(spec.block_threads)};
       if (!row.module) {
+        cells.insert(cells.end(), {std::to_string(spec.grid_blocks), std::to_string(spec.grid_blocks)});
         cells.push_back("compile failed");
         t.add_row(std::move(cells));
         continue;
       }
+      const LaunchEstimate launch = launch_of(row);
+      cells.insert(cells.end(), {std::to_string(launch.grid), std::to_string(spec.grid_blocks)});
       const jit::FunctionResources* f = jit::find_function(row.module->resources, kernel.name);
       if (f == nullptr) {
         cells.insert(cells.end(), {"?", "?", "?"});
@@ -298,8 +310,8 @@ class Report {
                                    std::to_string(f->spill_store_bytes + f->spill_load_bytes),
                                    std::to_string(f->shared_bytes)});
         if (f->spill_store_bytes + f->spill_load_bytes > 0) findings_.add("spills registers", where);
-        const Occupancy occ = occupancy(limits, spec.block_threads, f->registers, f->shared_bytes);
-        const Waves w = waves(spec.grid_blocks, limits.sm_count, occ.blocks_per_sm);
+        const Occupancy occ = occupancy(limits, spec.block_threads, f->registers, shared_bytes(*f, spec));
+        const Waves w = waves(launch.grid, limits.sm_count, occ.blocks_per_sm);
         cells.insert(cells.end(),
                      {std::to_string(occ.blocks_per_sm), occ.limiter, percent(occ.warp_occupancy),
                       fixed(w.waves, w.waves < 0.1 ? 3 : 2), percent(w.last_wave)});
@@ -311,10 +323,10 @@ class Report {
       }
       sass_cells(row, kernel, where, cells);
       const double bytes = static_cast<double>(spec.bytes_read + spec.bytes_written);
-      cells.push_back(fixed(spec.est_seconds * 1e6, 1));
+      cells.push_back(fixed(launch.est_seconds * 1e6, 1));
       // As the plan dump says it: a copy of the same bytes over the kernel's estimate.
-      cells.push_back(spec.est_seconds > 0 ? percent(fstitch::copy_seconds(params, bytes) / spec.est_seconds)
-                                           : "—");
+      cells.push_back(
+          launch.est_seconds > 0 ? percent(fstitch::copy_seconds(params, bytes) / launch.est_seconds) : "—");
       measured_cells(row, cells);
       t.add_row(std::move(cells));
     }
@@ -359,7 +371,26 @@ class Report {
     cells.push_back(measured_.copy_gb_per_s > 0 ? percent(static_cast<double>(row.plan->planned_bytes) /
                                                           seconds / (measured_.copy_gb_per_s * 1e9))
                                                 : "—");
-    cells.push_back(row.plan->est_seconds > 0 ? fixed(seconds / row.plan->est_seconds, 2) : "—");
+    // The plan as launched: every kernel's estimate at its launch grid.
+    double estimated = 0;
+    for (const KernelRow& other : rows_) {
+      if (other.plan == row.plan) estimated += launch_of(other).est_seconds;
+    }
+    cells.push_back(estimated > 0 ? fixed(seconds / estimated, 2) : "—");
+  }
+
+  // The grid fstitch's CUDA launcher uses for the row's kernel, at the occupancy its compiled
+  // registers and shared memory allow, and the cost model's estimate of that launch; the
+  // planned grid and estimate when ptxas reported no resources.
+  LaunchEstimate launch_of(const KernelRow& row) const {
+    const PlannedKernel& kernel = row.plan->kernels[row.index];
+    const jit::FunctionResources* f =
+        row.module ? jit::find_function(row.module->resources, kernel.name) : nullptr;
+    if (f == nullptr) return LaunchEstimate{kernel.spec.grid_blocks, kernel.spec.est_seconds};
+    const ArchParams params = *arch_params(row.c->arch);
+    const Occupancy occ =
+        occupancy(sm_limits(params), kernel.spec.block_threads, f->registers, shared_bytes(*f, kernel.spec));
+    return estimate_launch(params, row.c->built, kernel, f->registers, occ.blocks_per_sm);
   }
 
   const Options& options_;

@@ -8,16 +8,52 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/canonical_graphs.hpp"
 #include "disassembler.hpp"
 #include "json_reader.hpp"
+#include "launch_estimate.hpp"
 #include "measured_times.hpp"
 #include "occupancy.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/launch_grid.hpp"
 
 namespace fstitch::bench {
 namespace {
 
 SmLimits h100() {
   return sm_limits(*arch_params(90));
+}
+
+// The launch the report shows: at the planned occupancy and estimated registers it is the
+// plan itself; at the compiled kernel's higher occupancy, one wave of it (here more blocks
+// than planned), estimated with the same formulas.
+TEST(LaunchEstimate, IsThePlanAtThePlannedOccupancyAndAWaveAtTheRealOne) {
+  const Graph g = testing::softmax_scale_mask(8192, 4096, DType::kBF16);
+  FusionOptions options;
+  options.target_sm = 90;
+  const FusionPlan plan = plan_fusion(g, options);
+  const ArchParams arch = *arch_params(90);
+  for (const PlannedKernel& k : plan.kernels) {
+    const KernelSpec& s = k.spec;
+    const LaunchEstimate same = estimate_launch(arch, g, k, s.registers_estimate, s.planned_blocks_per_sm);
+    EXPECT_EQ(same.grid, s.grid_blocks);
+    EXPECT_DOUBLE_EQ(same.est_seconds, s.est_seconds);
+    // 34 registers, as ptxas compiles this kernel: more blocks fit than the estimate allowed.
+    const int real = occupancy(sm_limits(arch), s.block_threads, 34, 0).blocks_per_sm;
+    ASSERT_GT(real, s.planned_blocks_per_sm);
+    const LaunchEstimate launched = estimate_launch(arch, g, k, 34, real);
+    EXPECT_EQ(launched.grid, grid_for_occupancy(s, real, arch.sm_count));
+    EXPECT_GT(launched.grid, s.grid_blocks);
+    KernelSpec by_hand = s;
+    by_hand.registers_estimate = 34;
+    by_hand.grid_blocks = launched.grid;
+    EXPECT_DOUBLE_EQ(launched.est_seconds,
+                     estimate_kernel_at_occupancy(arch, g, by_hand, real).total_seconds);
+    // Not one block fits: the plan stays.
+    const LaunchEstimate none = estimate_launch(arch, g, k, 300, 0);
+    EXPECT_EQ(none.grid, s.grid_blocks);
+    EXPECT_DOUBLE_EQ(none.est_seconds, s.est_seconds);
+  }
 }
 
 TEST(Occupancy, ThreadsLimitSmallKernels) {

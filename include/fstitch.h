@@ -846,9 +846,50 @@ FST_API fst_status fst_kernel_ptx(const fst_kernel* kernel, const char** out_ptx
  */
 FST_API fst_status fst_kernel_cubin(const fst_kernel* kernel, const void** out_data, size_t* out_size);
 
-/** @brief Grid and block dimensions (x, y, z) and dynamic shared memory bytes. */
+/**
+ * @brief The planned launch configuration: grid and block dimensions (x, y, z; y and z are 1)
+ *        and the dynamic shared memory bytes.
+ *
+ * The grid is the one the planner sized from its estimate of the kernel's occupancy (resident
+ * blocks per multiprocessor from estimated registers, shared memory and threads) on the
+ * device the fusion was planned for: one wave of resident blocks, or the kernel's work units
+ * when there are fewer. That estimate is conservative, so the compiled kernel often fits more
+ * blocks. Any grid fst_kernel_grid_for_occupancy() returns is correct for the kernel; fstitch's
+ * own CUDA launcher (fst_fusion_run(), fst_kernel_launch()) launches the grid that function
+ * gives at the occupancy the driver reports for the compiled kernel
+ * (cuOccupancyMaxActiveBlocksPerMultiprocessor with this block size and dynamic shared memory),
+ * so its grid may differ from the one reported here. The block size and the dynamic shared
+ * memory never change. The host backend launches the planned grid.
+ * Errors: invalid argument (NULL). Thread-safe. The outputs are untouched on failure.
+ */
 FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t out_grid[3],
                                             uint32_t out_block[3], size_t* out_dynamic_shared_bytes);
+
+/**
+ * @brief The grid to launch @p kernel with when @p blocks_per_multiprocessor of its blocks are
+ *        resident on each of @p multiprocessors multiprocessors: the rule fstitch's own CUDA
+ *        launcher applies, for frameworks that launch the CUBIN or the kernel function
+ *        themselves.
+ *
+ * For a framework with the kernel loaded, @p blocks_per_multiprocessor is what
+ * cuOccupancyMaxActiveBlocksPerMultiprocessor() reports for the function with the block size
+ * and dynamic shared memory of fst_kernel_launch_config(), and @p multiprocessors the device's
+ * CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT. The grid is one full wave
+ * (@p blocks_per_multiprocessor x @p multiprocessors), or the kernel's work units when there
+ * are fewer (more blocks would have nothing to do), never below one block. A kernel whose code
+ * assumes its planned grid keeps it, and a ::FST_LAUNCH_COOPERATIVE kernel never grows past
+ * its planned grid (it only shrinks, so every block stays resident). Block size and dynamic
+ * shared memory are those of fst_kernel_launch_config(). Arithmetic on the plan: it needs no
+ * device or driver and answers on either backend; it allocates nothing.
+ *
+ * @param[out] out_grid The grid (x, y, z; y and z are 1); untouched on failure.
+ * @return ::FST_ERROR_INVALID_ARGUMENT for NULL, for 0 blocks per multiprocessor (not one
+ *         block of the kernel fits: it cannot launch) and for 0 multiprocessors;
+ *         ::FST_ERROR_UNSUPPORTED when the grid would exceed CUDA's 2^31 - 1 blocks.
+ *         Thread-safe.
+ */
+FST_API fst_status fst_kernel_grid_for_occupancy(const fst_kernel* kernel, uint32_t blocks_per_multiprocessor,
+                                                 uint32_t multiprocessors, uint32_t out_grid[3]);
 
 /** @brief Number of pointer parameters. */
 FST_API fst_status fst_kernel_param_count(const fst_kernel* kernel, size_t* out_count);

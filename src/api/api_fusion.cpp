@@ -1,6 +1,7 @@
 // fst_fuse_options_*, fst_fuse, fst_fusion_* and fst_kernel_*.
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <locale>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include "codegen/prelude.hpp"
 #include "ir/verify.hpp"
 #include "jit/kernel_cache.hpp"
+#include "plan/launch_grid.hpp"
 #include "runtime/cuda/constants.hpp"
 #include "runtime/cuda/device.hpp"
 #include "runtime/cuda/kernel_image.hpp"
@@ -126,8 +128,11 @@ void launch_on_cuda(const fst_fusion& fusion, size_t index, fstitch::runtime::Ke
     fstitch::cuda::clear_on_stream(device, reinterpret_cast<fstitch::cuda::CUdeviceptr>(zeroed),
                                    k.zeroed_workspace.bytes, stream);
   }
-  fstitch::cuda::launch_kernel(device, *fusion.cuda_kernels()[index],
-                               fstitch::cuda::launch_config(fusion.plan.kernels[index], device.info()),
+  // The grid is sized from the occupancy of the compiled kernel, queried when it was loaded.
+  const fstitch::cuda::LoadedKernel& loaded = *fusion.cuda_kernels()[index];
+  fstitch::cuda::launch_kernel(device, loaded,
+                               fstitch::cuda::launch_config(fusion.plan.kernels[index], device.info(),
+                                                            loaded.blocks_per_multiprocessor()),
                                stream, args.params());
 }
 
@@ -227,12 +232,21 @@ const std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>>& fst_fusion::cud
   const fstitch::cuda::Device& device = *context->device;
   std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> loaded;
   for (size_t i = 0; i < kernels.size(); ++i) {
+    const fstitch::KernelSpec& spec = plan.kernels[i].spec;
     loaded.push_back(fstitch::cuda::LoadedKernel::load(
         device.driver_ptr(), *device_module(i), plan.kernels[i].name, device.info().compute_capability(),
-        plan.options.target_sm, device.info().handle, plan.kernels[i].spec.dynamic_shared_bytes));
-    context->logger.log(fstitch::LogLevel::kDebug,
-                        "loaded kernel " + plan.kernels[i].name + " from its " +
-                            fstitch::cuda::image_kind_name(loaded.back()->image()));
+        plan.options.target_sm, device.info().handle, spec.dynamic_shared_bytes, spec.block_threads));
+    const int per_multiprocessor = loaded.back()->blocks_per_multiprocessor().value_or(0);
+    context->logger.log(
+        fstitch::LogLevel::kDebug,
+        "loaded kernel " + plan.kernels[i].name + " from its " +
+            fstitch::cuda::image_kind_name(loaded.back()->image()) + ": " +
+            std::to_string(per_multiprocessor) + " blocks of " + std::to_string(spec.block_threads) +
+            " threads per multiprocessor, grid " +
+            std::to_string(per_multiprocessor > 0 ? fstitch::launch_grid(plan.kernels[i], per_multiprocessor,
+                                                                         device.info().multiprocessors)
+                                                  : spec.grid_blocks) +
+            " (planned " + std::to_string(spec.grid_blocks) + ")");
   }
   cuda_kernels_ = std::move(loaded);
   cuda_loaded_.store(true, std::memory_order_release);
@@ -516,6 +530,27 @@ FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t o
     out_block[0] = static_cast<uint32_t>(s.block_threads);
     out_block[1] = out_block[2] = 1;
     *out_dynamic_shared_bytes = s.dynamic_shared_bytes;
+  });
+}
+
+FST_API fst_status fst_kernel_grid_for_occupancy(const fst_kernel* kernel, uint32_t blocks_per_multiprocessor,
+                                                 uint32_t multiprocessors, uint32_t out_grid[3]) {
+  return guarded(__func__, [&] {
+    require_not_null(kernel, "kernel");
+    require_not_null(out_grid, "out_grid");
+    if (blocks_per_multiprocessor == 0) {
+      fail(StatusCode::kInvalidArgument, "blocks_per_multiprocessor is 0: not one block of kernel " +
+                                             planned(kernel).name +
+                                             " fits a multiprocessor, so it cannot launch");
+    }
+    if (multiprocessors == 0) fail(StatusCode::kInvalidArgument, "multiprocessors is 0");
+    const int64_t grid = fstitch::launch_grid(planned(kernel), blocks_per_multiprocessor, multiprocessors);
+    if (grid > std::numeric_limits<int32_t>::max()) {
+      fail(StatusCode::kUnsupported, "kernel " + planned(kernel).name + " would launch " +
+                                         std::to_string(grid) + " blocks; CUDA allows 1 .. 2147483647");
+    }
+    out_grid[0] = static_cast<uint32_t>(grid);
+    out_grid[1] = out_grid[2] = 1;
   });
 }
 

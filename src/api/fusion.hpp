@@ -59,8 +59,9 @@ struct fst_fusion {
   std::shared_ptr<const fstitch::jit::CompiledModule> device_module(size_t index) const;
   // The host backend's module, compiled on first request.
   std::shared_ptr<fstitch::host::HostModule> host_module() const;
-  // Every kernel loaded into the context's CUDA driver (compiled first if need be), on
-  // first request; later calls take no lock. Needs context->device.
+  // Every kernel loaded into the context's CUDA driver (compiled first if need be), with the
+  // occupancy of each at its block size, on first request; later calls take no lock. Needs
+  // context->device, current on this thread (a cuda::ContextScope).
   const std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>>& cuda_kernels() const;
 
   // The device address of each of plan.constants in CUDA context `cuda_context` (current on

@@ -57,6 +57,7 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.column = ColumnTiling{};
   s.column_partial_offsets.clear();
   s.split = RowSplit{};
+  s.grid_multiple = 1;
 }
 
 // Back to a default KernelSpec, keeping the capacity of its vectors.
@@ -77,6 +78,9 @@ void reset(KernelSpec& s) {
   s.threads_per_row = 1;
   s.block_threads = 256;
   s.grid_blocks = 1;
+  s.grid_policy = GridPolicy::kStrided;
+  s.work_units = 1;
+  s.grid_multiple = 1;
   s.elems_per_thread = 1;
   s.vector_width = 1;
   s.planned_blocks_per_sm = 1;
@@ -671,6 +675,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       spec.bytes_read = add_traffic(reads, scratch);
       spec.bytes_written = add_traffic(written, scratch);
       // The tiling sizes its own grid; no minimum-blocks hint.
+      spec.work_units = work_units(g, spec);
       spec.registers_estimate = estimate_registers(g, spec);
       spec.planned_blocks_per_sm = 1;
       spec.est_seconds = estimate_seconds(in, spec);

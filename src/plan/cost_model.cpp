@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "plan/launch_grid.hpp"
 #include "plan/op_class.hpp"
 
 namespace fstitch {
@@ -262,20 +263,17 @@ void size_grid(const PlanInputs& in, KernelSpec& s) {
   s.registers_estimate = estimate_registers(g, s);
   const Occupancy occ = occupancy(in.arch, s.block_threads, s.registers_estimate, kernel_shared_bytes(g, s));
   s.planned_blocks_per_sm = std::max(1, occ.blocks_per_sm);
-  const int64_t capacity = static_cast<int64_t>(in.arch.sm_count) * s.planned_blocks_per_sm;
-  if (s.schedule == ScheduleKind::kSplitRow) {
-    // Whole groups, all resident at once: a group's blocks wait for each other.
-    const int64_t G = std::max(1, s.split.blocks);
-    s.grid_blocks = G * std::max<int64_t>(1, std::min(s.rows, capacity / G));
-    return;
-  }
-  s.grid_blocks = std::max<int64_t>(1, std::min(work_units(g, s), capacity));
+  // A split row's grid is whole groups (grid_multiple G, set by fit_split_row), all resident.
+  s.work_units = work_units(g, s);
+  s.grid_blocks = grid_for_occupancy(s, s.planned_blocks_per_sm, in.arch.sm_count);
 }
 
-CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelSpec& s) {
+// The estimate of `s` with `registers` per thread and `occ` resident blocks per SM.
+static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const KernelSpec& s, int registers,
+                                 const Occupancy& occ) {
   CostBreakdown c;
-  c.registers = s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s);
-  c.occ = occupancy(a, s.block_threads, c.registers, kernel_shared_bytes(g, s));
+  c.registers = registers;
+  c.occ = occ;
   if (c.occ.blocks_per_sm == 0) {
     // Not one block fits an SM: the kernel could not launch (or would spill to fit).
     c.total_seconds = std::numeric_limits<double>::infinity();
@@ -348,6 +346,19 @@ CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelS
   c.total_seconds = c.launch_seconds + std::max(c.memory_seconds, c.compute_seconds) +
                     0.2 * std::min(c.memory_seconds, c.compute_seconds) + c.barrier_seconds;
   return c;
+}
+
+CostBreakdown estimate_kernel(const ArchParams& a, const Graph& g, const KernelSpec& s) {
+  const int registers = s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s);
+  return estimate_at(a, g, s, registers, occupancy(a, s.block_threads, registers, kernel_shared_bytes(g, s)));
+}
+
+CostBreakdown estimate_kernel_at_occupancy(const ArchParams& a, const Graph& g, const KernelSpec& s,
+                                           int blocks_per_sm) {
+  const int registers = s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s);
+  Occupancy occ = occupancy(a, s.block_threads, registers, kernel_shared_bytes(g, s));
+  occ.blocks_per_sm = std::max(0, blocks_per_sm);
+  return estimate_at(a, g, s, registers, occ);
 }
 
 double copy_seconds(const ArchParams& a, double bytes) {

@@ -69,9 +69,16 @@ struct CostBreakdown {
 // grid_blocks, cache) and traffic (bytes_read, bytes_written) are set.
 CostBreakdown estimate_kernel(const ArchParams& arch, const Graph& graph, const KernelSpec& spec);
 
-// Resident blocks per SM and the grid a grid-stride kernel launches: one full wave of the
-// device, or the work units when there are fewer. Sets spec.grid_blocks,
-// spec.planned_blocks_per_sm and spec.registers_estimate.
+// The same estimate with `blocks_per_sm` resident blocks per SM in place of the occupancy of
+// the estimated registers and shared memory: for a kernel whose compiled occupancy is known
+// (the static kernel report re-estimates launches at it). The formulas are estimate_kernel's.
+CostBreakdown estimate_kernel_at_occupancy(const ArchParams& arch, const Graph& graph, const KernelSpec& spec,
+                                           int blocks_per_sm);
+
+// Resident blocks per SM (from the register estimate and shared memory) and the grid at that
+// occupancy, grid_for_occupancy (plan/launch_grid.hpp): one full wave of the device, or the
+// work units when there are fewer. Sets spec.registers_estimate, spec.planned_blocks_per_sm,
+// spec.work_units and spec.grid_blocks.
 void size_grid(const PlanInputs& in, KernelSpec& spec);
 
 // Time of a copy of `bytes` at the device's copy bandwidth (the speed of light the kernels

@@ -55,6 +55,18 @@ const char* stitch_scheme_name(StitchScheme s);
 // re-reading their inputs from global memory).
 enum class RowCache : uint8_t { kRegisters, kShared, kRecompute };
 
+// Which grids a kernel's code is correct for, so a launcher knows whether it may size the
+// grid from the occupancy the compiled kernel really has (plan/launch_grid.hpp).
+enum class GridPolicy : uint8_t {
+  // Blocks loop over the work units by the grid stride (blockIdx.x, += gridDim.x) and nothing
+  // the kernel writes depends on gridDim: any grid from grid_multiple up to the work units
+  // (in multiples of grid_multiple) computes the same result.
+  kStrided,
+  // The code assumes the planned grid: launchers keep grid_blocks.
+  kFixed,
+};
+const char* grid_policy_name(GridPolicy p);
+
 // Shared memory a block may declare statically; beyond it a kernel opts in to dynamic
 // shared memory up to the device's per-block limit.
 inline constexpr size_t kStaticSharedLimit = 48 * 1024;
@@ -87,7 +99,13 @@ struct KernelSpec {
   ScheduleKind schedule = ScheduleKind::kElementwise;
   int threads_per_row = 1;
   int block_threads = 256;
-  int64_t grid_blocks = 1;
+  int64_t grid_blocks = 1;  // the planned grid: grid_for_occupancy at planned_blocks_per_sm
+  // The grid's freedom: its policy, the work units a grid-stride loop hands out (work_units()
+  // in plan/cost_model.hpp; more blocks than this idle), and the group size blocks come in
+  // (a grid stays a multiple of it and at least one group).
+  GridPolicy grid_policy = GridPolicy::kStrided;
+  int64_t work_units = 1;
+  int grid_multiple = 1;
   int64_t elems_per_thread = 1;  // per row pass (ceil(cols / threads_per_row)); rows may be long
   // Elements per vector access: a row kernel's thread moves its row as vectors of
   // vector_width consecutive elements (16 bytes of the widest element-shaped load or store,

@@ -567,6 +567,14 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
           << ")";
     }
     out << ", grid " << s.grid_blocks << " x block " << s.block_threads;
+    // The launcher may resize a strided grid to the compiled kernel's occupancy.
+    if (s.grid_policy == GridPolicy::kStrided) {
+      out << " (strided over " << s.work_units << " work unit(s)";
+      if (s.grid_multiple > 1) out << " in groups of " << s.grid_multiple;
+      out << ")";
+    } else {
+      out << " (" << grid_policy_name(s.grid_policy) << ")";
+    }
     if (k.launch == LaunchKind::kCooperative) out << " (" << launch_kind_name(k.launch) << " launch)";
     if (k.launch == LaunchKind::kCluster) out << " (clusters of " << s.split.blocks << " block(s))";
     if (!s.reduced_axes.empty()) {

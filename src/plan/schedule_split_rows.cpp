@@ -49,6 +49,11 @@ bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block
   spec.split.slice_cols = slice;
   spec.split.residency =
       blocks <= in.arch.max_cluster_blocks ? GroupResidency::kCluster : GroupResidency::kCooperative;
+  // Whole groups: the grid is a multiple of G, any number of groups computes the same (they
+  // stride over the rows by gridDim.x / G), and a cooperative grid only shrinks (its partials
+  // are placed for the planned groups).
+  spec.grid_multiple = blocks;
+  spec.grid_policy = GridPolicy::kStrided;
   return true;
 }
 

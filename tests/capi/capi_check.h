@@ -90,5 +90,6 @@ void test_opaque_steps(void);
 void test_tensor_constants(void);
 void test_split_reductions(void);
 void test_split_rows(void);
+void test_grid_for_occupancy(void);
 
 #endif /* FSTITCH_CAPI_CHECK_H */

@@ -178,6 +178,7 @@ int main(void) {
     test_tensor_constants();
     test_split_reductions();
     test_split_rows();
+    test_grid_for_occupancy();
     fst_graph_destroy(other);
   }
   fst_context_destroy(capi_context);

@@ -38,6 +38,7 @@ FakeCuda::FakeCuda(std::string path) : path_(std::move(path)) {
   resolve(&set_cooperative_launch, "fake_cuda_set_cooperative_launch");
   resolve(&set_memory_pools, "fake_cuda_set_memory_pools");
   resolve(&set_max_active_blocks, "fake_cuda_set_max_active_blocks");
+  resolve(&set_kernel_registers, "fake_cuda_set_kernel_registers");
   resolve(&set_reject_cubin, "fake_cuda_set_reject_cubin");
   resolve(&set_param_count, "fake_cuda_set_param_count");
   resolve(&inject, "fake_cuda_inject");

@@ -48,6 +48,7 @@ class FakeCuda {
   void (*set_cooperative_launch)(int);
   void (*set_memory_pools)(int);
   void (*set_max_active_blocks)(int);
+  void (*set_kernel_registers)(const char*, int);
   void (*set_reject_cubin)(int);
   void (*set_param_count)(const char*, int);
   void (*inject)(const char*, int, int);

@@ -73,6 +73,16 @@ FAKE_CUDA_EXPORT void fake_cuda_set_max_active_blocks(int blocks_per_multiproces
   l.s.config.max_active_blocks = blocks_per_multiprocessor;
 }
 
+FAKE_CUDA_EXPORT void fake_cuda_set_kernel_registers(const char* kernel, int registers) {
+  Locked l;
+  if (kernel == nullptr) return;
+  if (registers <= 0) {
+    l.s.config.kernel_registers.erase(kernel);
+  } else {
+    l.s.config.kernel_registers[kernel] = registers;
+  }
+}
+
 FAKE_CUDA_EXPORT void fake_cuda_set_reject_cubin(int reject) {
   Locked l;
   l.s.config.reject_cubin = reject != 0;

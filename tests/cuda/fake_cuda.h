@@ -89,8 +89,15 @@ void fake_cuda_set_max_threads_per_block(int threads);
 void fake_cuda_set_cooperative_launch(int supported);
 /* CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED (default 1); without it cuMemAllocAsync fails 801. */
 void fake_cuda_set_memory_pools(int supported);
-/* What cuOccupancyMaxActiveBlocksPerMultiprocessor reports (default 4). */
+/* What cuOccupancyMaxActiveBlocksPerMultiprocessor reports (default 4) for kernels without
+ * a register count of their own. */
 void fake_cuda_set_max_active_blocks(int blocks_per_multiprocessor);
+/* Gives every kernel named `kernel` `registers` registers per thread (0 removes it): its
+ * CU_FUNC_ATTRIBUTE_NUM_REGS, and cuOccupancyMaxActiveBlocksPerMultiprocessor then answers as
+ * an sm_90 GPU does for that kernel: the least of 2048 threads, 65536 registers (allocated per
+ * warp in units of 256), 233472 bytes of shared memory (1 KiB reserved per block) and 32
+ * blocks per multiprocessor. Cooperative launches are checked against the same number. */
+void fake_cuda_set_kernel_registers(const char* kernel, int registers);
 /* When nonzero, cuLibraryLoadData returns 209 (CUDA_ERROR_NO_BINARY_FOR_GPU) for ELF images. */
 void fake_cuda_set_reject_cubin(int reject);
 /* How many kernel parameters of `kernel` launch records read (default 0). */

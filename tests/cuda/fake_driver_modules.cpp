@@ -66,7 +66,8 @@ CUresult launch(fake_cuda::State& s, const Launch& l) {
   }
   if (l.cooperative) {
     if (!s.config.cooperative_launch) return fake_cuda::kNotSupported;
-    if (blocks > 1ULL * s.config.max_active_blocks * s.config.multiprocessors) {
+    const int resident = fake_cuda::active_blocks(s, *kernel, static_cast<int>(threads), l.shared_bytes);
+    if (blocks > 1ULL * static_cast<unsigned>(resident) * static_cast<unsigned>(s.config.multiprocessors)) {
       return fake_cuda::kCooperativeLaunchTooLarge;
     }
   }
@@ -214,9 +215,11 @@ FAKE_CUDA_EXPORT CUresult cuFuncGetAttribute(int* value, int attribute, CUfuncti
     case 1:  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
       *value = 0;
       return fake_cuda::kSuccess;
-    case fstitch::cuda::kFuncAttrNumRegs:
-      *value = call.s.config.registers_per_thread;
+    case fstitch::cuda::kFuncAttrNumRegs: {
+      auto own = call.s.config.kernel_registers.find(kernel_behind(call.s, handle)->name);
+      *value = own != call.s.config.kernel_registers.end() ? own->second : call.s.config.registers_per_thread;
       return fake_cuda::kSuccess;
+    }
     default:
       return fake_cuda::kInvalidValue;
   }
@@ -228,12 +231,25 @@ FAKE_CUDA_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* block
   Entry call("cuOccupancyMaxActiveBlocksPerMultiprocessor");
   if (call.early) return call.early;
   if (blocks == nullptr) return fake_cuda::kInvalidValue;
-  if (call.s.find_function(handle) == nullptr) return fake_cuda::kInvalidHandle;
-  (void)dynamic_shared_bytes;
-  *blocks = block_size > 0 && block_size <= call.s.config.max_threads_per_block
-                ? call.s.config.max_active_blocks
-                : 0;
+  const fake_cuda::Function* function = call.s.find_function(handle);
+  if (function == nullptr) return fake_cuda::kInvalidHandle;
+  *blocks = fake_cuda::active_blocks(call.s, *function->kernel, block_size, dynamic_shared_bytes);
   return fake_cuda::kSuccess;
+}
+
+int fake_cuda::active_blocks(const State& s, const Kernel& kernel, int block_size,
+                             size_t dynamic_shared_bytes) {
+  if (block_size <= 0 || block_size > s.config.max_threads_per_block) return 0;
+  auto own = s.config.kernel_registers.find(kernel.name);
+  if (own == s.config.kernel_registers.end()) return s.config.max_active_blocks;
+  // An sm_90 multiprocessor's limits.
+  const int warps = (block_size + 31) / 32;
+  const int registers_per_warp = (own->second * 32 + 255) / 256 * 256;
+  const int by_registers = own->second > 255 ? 0 : 65536 / registers_per_warp / warps;
+  const int by_threads = 2048 / block_size;
+  const size_t block_shared = dynamic_shared_bytes + 1024;
+  const int by_shared = static_cast<int>(233472 / block_shared);
+  return std::min({by_registers, by_threads, by_shared, 32});
 }
 
 FAKE_CUDA_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned grid_y,

@@ -56,7 +56,8 @@ struct Config {
   int max_active_blocks = 4;
   bool reject_cubin = false;
   int registers_per_thread = 32;
-  std::map<std::string, int> param_counts;  // kernel name -> parameters recorded per launch
+  std::map<std::string, int> param_counts;      // kernel name -> parameters recorded per launch
+  std::map<std::string, int> kernel_registers;  // kernel name -> registers per thread
 };
 
 struct Context {
@@ -178,6 +179,11 @@ inline Context* current_context() {
 // The context calls run in: the current one when it is usable (not a primary context
 // that is no longer retained), else null.
 Context* usable_current_context(const State& s);
+
+// Blocks of `block_size` threads with `dynamic_shared_bytes` that the simulated device keeps
+// resident per multiprocessor for `kernel`: from its registers when a test set them
+// (fake_cuda_set_kernel_registers), else config.max_active_blocks; 0 for a block too large.
+int active_blocks(const State& s, const Kernel& kernel, int block_size, size_t dynamic_shared_bytes);
 
 // Copies `text` into a fixed-size record field, truncating.
 void copy_name(char (&field)[FAKE_CUDA_NAME_CAPACITY], const std::string& text);

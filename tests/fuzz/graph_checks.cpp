@@ -251,6 +251,20 @@ void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t 
                 " block " + std::to_string(block[0]) + "x" + std::to_string(block[1]) + "x" +
                 std::to_string(block[2]));
     }
+    // The launcher's grid at an occupancy: at least one block, one at one block on one SM,
+    // and no fewer than planned when every SM could hold a million blocks; 0 is refused.
+    uint32_t one[3] = {0, 0, 0}, all_work[3] = {0, 0, 0}, refused[3] = {5, 5, 5};
+    check_status("fst_kernel_grid_for_occupancy", fst_kernel_grid_for_occupancy(kernel, 1, 1, one),
+                 Expectation::succeed());
+    check_status("fst_kernel_grid_for_occupancy",
+                 fst_kernel_grid_for_occupancy(kernel, 1u << 20, 1u << 10, all_work), Expectation::succeed());
+    check_status("fst_kernel_grid_for_occupancy", fst_kernel_grid_for_occupancy(kernel, 0, 132, refused),
+                 Expectation::fail(StatusSet{FST_ERROR_INVALID_ARGUMENT}));
+    if (one[0] != 1 || all_work[0] < grid[0] || all_work[1] != 1 || all_work[2] != 1 || refused[0] != 5) {
+      violation("kernel " + std::string(name) + " has grids for occupancy " + std::to_string(one[0]) +
+                " (1 x 1), " + std::to_string(all_work[0]) + " (all its work; planned " +
+                std::to_string(grid[0]) + "), a refused call wrote " + std::to_string(refused[0]));
+    }
     size_t params = 0, constants = 0;
     check_status("fst_fusion_constant_count", fst_fusion_constant_count(fusion, &constants),
                  Expectation::succeed());

@@ -543,3 +543,25 @@ def test_opaque_steps_get_device_tensors_between_the_launches(standin, cuda_ctx)
     )
     assert len(calls) == 1
     assert len(standin.launches()) == len(fusion.kernels)
+
+
+def test_the_grid_is_sized_from_the_compiled_kernels_occupancy(standin, cuda_ctx):
+    g = cuda_ctx.graph()
+    x = g.input("x", "f32", (8192, 1024))
+    g.output("y", (x * 2.0).exp())
+    fusion = g.fuse()
+    (kernel,) = fusion.kernels
+    block = kernel.launch_config.block[0]
+    # The stand-in answers the occupancy calculator as an sm_90 GPU for 32 registers a thread.
+    standin.lib.fake_cuda_set_kernel_registers.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    standin.lib.fake_cuda_set_kernel_registers(kernel.name.encode(), 32)
+    try:
+        per_sm = min(65536 // 1024 // ((block + 31) // 32), 2048 // block, 32)
+        expected = kernel.grid_for_occupancy(per_sm, 132)
+        assert expected != kernel.launch_config.grid  # the estimate was more conservative
+        x_array = CaiArray((8192, 1024), pointer=0x100000000)
+        fusion.run(x=x_array, outputs={"y": CaiArray((8192, 1024), pointer=0x200000000)})
+        (launch,) = standin.launches()
+        assert tuple(launch.grid) == expected
+    finally:
+        standin.lib.fake_cuda_set_kernel_registers(kernel.name.encode(), 0)

@@ -198,6 +198,29 @@ def test_kernel_inspection(ctx):
     assert kernels[0].params[0].handle != 0
 
 
+def test_grid_for_occupancy_is_a_wave_or_the_work_units(ctx):
+    g = ctx.graph()
+    x = g.input("x", "f32", (8192, 1024))
+    g.output("y", x * 2.0 + 1.0)
+    (kernel,) = g.fuse().kernels
+    planned = kernel.launch_config.grid
+    all_work = kernel.grid_for_occupancy(2**20, 2**11)
+    assert all_work[1:] == (1, 1) and all_work[0] >= planned[0]
+    assert kernel.grid_for_occupancy(12, 132) == (min(12 * 132, all_work[0]), 1, 1)
+    assert kernel.grid_for_occupancy(1, 1) == (1, 1, 1)
+    for blocks, sms, detail in [
+        (0, 132, "blocks_per_multiprocessor"),
+        (4, 0, "multiprocessors"),
+        (-1, 132, "blocks_per_multiprocessor"),
+        (4, 2**32, "multiprocessors"),
+        (4.0, 132, "blocks_per_multiprocessor"),
+    ]:
+        with pytest.raises(fstitch.Error) as caught:
+            kernel.grid_for_occupancy(blocks, sms)
+        assert caught.value.status is fstitch.Status.INVALID_ARGUMENT
+        assert detail in caught.value.message
+
+
 def _compiled_ptx(kernel):
     try:
         return kernel.ptx

@@ -1,5 +1,7 @@
 #include "runtime/cuda/kernel_image.hpp"
 
+#include <algorithm>
+
 #include "jit/compile.hpp"
 #include "support/error.hpp"
 
@@ -31,7 +33,7 @@ bool rejects_binary(CUresult result) {
 std::unique_ptr<LoadedKernel> LoadedKernel::load(std::shared_ptr<const Driver> driver,
                                                  const jit::CompiledModule& module, const std::string& name,
                                                  int device_cc, int target_sm, CUdevice device,
-                                                 size_t dynamic_shared_bytes) {
+                                                 size_t dynamic_shared_bytes, int block_threads) {
   std::unique_ptr<LoadedKernel> loaded(new LoadedKernel());
   loaded->driver_ = driver;
   loaded->name_ = name;
@@ -62,6 +64,15 @@ std::unique_ptr<LoadedKernel> LoadedKernel::load(std::shared_ptr<const Driver> d
     driver->check(api.cuKernelSetAttribute(kFuncAttrMaxDynamicSharedSizeBytes,
                                            static_cast<int>(dynamic_shared_bytes), loaded->kernel_, device),
                   "cuKernelSetAttribute");
+  }
+  if (block_threads > 0) {
+    // Once per loaded kernel: the occupancy depends only on the compiled code, the block size
+    // and the dynamic shared memory, none of which changes between launches.
+    int per_multiprocessor = 0;
+    driver->check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, loaded->function(),
+                                                                  block_threads, dynamic_shared_bytes),
+                  "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    loaded->blocks_per_multiprocessor_ = std::max(0, per_multiprocessor);
   }
   return loaded;
 }

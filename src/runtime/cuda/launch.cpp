@@ -2,24 +2,31 @@
 
 #include <limits>
 
+#include "plan/launch_grid.hpp"
 #include "support/error.hpp"
 
 namespace fstitch::cuda {
 
-LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device) {
+LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device,
+                           std::optional<int> blocks_per_multiprocessor) {
   const KernelSpec& s = kernel.spec;
   if (s.block_threads < 1 || s.block_threads > device.max_threads_per_block) {
     fail(StatusCode::kUnsupported, "kernel " + kernel.name + " needs blocks of " +
                                        std::to_string(s.block_threads) + " threads; the device allows " +
                                        std::to_string(device.max_threads_per_block));
   }
-  if (s.grid_blocks < 1 || s.grid_blocks > std::numeric_limits<int32_t>::max()) {
-    fail(StatusCode::kUnsupported, "kernel " + kernel.name + " needs a grid of " +
-                                       std::to_string(s.grid_blocks) +
+  // Sized from the compiled kernel's occupancy when it is known; at 0 (not one block fits)
+  // the planned grid stays and the driver reports why the launch cannot run.
+  const bool sized =
+      blocks_per_multiprocessor && *blocks_per_multiprocessor > 0 && device.multiprocessors > 0;
+  const int64_t grid =
+      sized ? launch_grid(kernel, *blocks_per_multiprocessor, device.multiprocessors) : s.grid_blocks;
+  if (grid < 1 || grid > std::numeric_limits<int32_t>::max()) {
+    fail(StatusCode::kUnsupported, "kernel " + kernel.name + " needs a grid of " + std::to_string(grid) +
                                        " blocks; CUDA allows 1 .. 2147483647");
   }
   LaunchConfig config;
-  config.grid[0] = static_cast<unsigned>(s.grid_blocks);
+  config.grid[0] = static_cast<unsigned>(grid);
   config.block[0] = static_cast<unsigned>(s.block_threads);
   config.kind = kernel.launch;
   config.dynamic_shared_bytes = static_cast<unsigned>(s.dynamic_shared_bytes);
@@ -69,11 +76,13 @@ void launch_kernel(const Device& device, const LoadedKernel& kernel, const Launc
   // the current context.
   auto* function = reinterpret_cast<CUfunction>(kernel.kernel());
   if (config.kind == LaunchKind::kCooperative) {
-    int per_multiprocessor = 0;
-    const int block = static_cast<int>(config.block[0] * config.block[1] * config.block[2]);
-    device.driver().check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                              &per_multiprocessor, kernel.function(), block, config.dynamic_shared_bytes),
-                          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    int per_multiprocessor = kernel.blocks_per_multiprocessor().value_or(0);
+    if (!kernel.blocks_per_multiprocessor()) {
+      const int block = static_cast<int>(config.block[0] * config.block[1] * config.block[2]);
+      device.driver().check(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                                &per_multiprocessor, kernel.function(), block, config.dynamic_shared_bytes),
+                            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    }
     require_cooperative_fit(config, device.info(), per_multiprocessor, kernel.name());
     device.driver().check(api.cuLaunchCooperativeKernel(
                               function, config.grid[0], config.grid[1], config.grid[2], config.block[0],

@@ -2,6 +2,7 @@
 // decision (every block of a grid-barrier kernel must be resident at once), and the call.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "plan/plan.hpp"
@@ -19,8 +20,13 @@ struct LaunchConfig {
 };
 
 // The configuration of `kernel`, checked against the device: Error(kUnsupported) for a block
-// larger than the device allows or a grid beyond 2^31 - 1 blocks.
-LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device);
+// larger than the device allows or a grid beyond 2^31 - 1 blocks. The grid is the planned one
+// (spec.grid_blocks) unless `blocks_per_multiprocessor`, the occupancy the driver reports for
+// the compiled kernel (LoadedKernel::blocks_per_multiprocessor), is given and positive: then
+// it is launch_grid() at that occupancy on the device's multiprocessors (plan/launch_grid.hpp:
+// one wave or the work units, a fixed grid kept, a cooperative grid only shrunk).
+LaunchConfig launch_config(const PlannedKernel& kernel, const DeviceInfo& device,
+                           std::optional<int> blocks_per_multiprocessor = std::nullopt);
 
 // Whether a cooperative grid of `config` fits when the occupancy calculator allows
 // `blocks_per_multiprocessor` of its blocks on each multiprocessor. Throws Error(kUnsupported)
@@ -34,8 +40,9 @@ void require_cooperative_fit(const LaunchConfig& config, const DeviceInfo& devic
 void clear_on_stream(const Device& device, CUdeviceptr address, size_t bytes, CUstream stream);
 
 // Launches `kernel` on `stream` in the current context: cuLaunchKernel; for a cooperative
-// kernel, the occupancy check and cuLaunchCooperativeKernel; for a cluster kernel,
-// cuLaunchKernelEx with the cluster dimension. Never synchronizes.
+// kernel, the occupancy check (with the occupancy queried when the kernel was loaded, else
+// asked now) and cuLaunchCooperativeKernel; for a cluster kernel, cuLaunchKernelEx with the
+// cluster dimension. Never synchronizes.
 void launch_kernel(const Device& device, const LoadedKernel& kernel, const LaunchConfig& config,
                    CUstream stream, void** params);
 

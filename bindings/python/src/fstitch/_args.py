@@ -11,6 +11,7 @@ from .errors import Error, Status
 # Ranges of the C types ints travel as (ctypes would silently wrap values outside them).
 INT64_RANGE = (-(2**63), 2**63 - 1)
 C_INT_RANGE = (-(2**31), 2**31 - 1)
+UINT32_RANGE = (0, 2**32 - 1)
 SIZE_RANGE = (0, 2**64 - 1)
 
 

@@ -337,6 +337,10 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
         c_enum,
         [KernelP, POINTER(c_uint32), POINTER(c_uint32), POINTER(c_size_t)],
     ),
+    "fst_kernel_grid_for_occupancy": (
+        c_enum,
+        [KernelP, c_uint32, c_uint32, POINTER(c_uint32)],
+    ),
     "fst_kernel_param_count": (c_enum, [KernelP, POINTER(c_size_t)]),
     "fst_kernel_param": (
         c_enum,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from . import _lib
-from ._args import C_INT_RANGE, SIZE_RANGE, as_int
+from ._args import C_INT_RANGE, SIZE_RANGE, UINT32_RANGE, as_int
 from ._call import check, decode
 from ._handle import OwnedHandle
 from ._show import shown
@@ -351,7 +351,11 @@ class Kernel:
 
     @property
     def launch_config(self) -> LaunchConfig:
-        """Grid, block and dynamic shared memory bytes."""
+        """Planned grid, block and dynamic shared memory bytes.
+
+        The CUDA backend's launches use the same block and shared memory, and the grid
+        :meth:`grid_for_occupancy` gives at the compiled kernel's occupancy.
+        """
         grid = (ctypes.c_uint32 * 3)()
         block = (ctypes.c_uint32 * 3)()
         shared = ctypes.c_size_t()
@@ -359,6 +363,23 @@ class Kernel:
             self._call("fst_kernel_launch_config", grid, block, ctypes.byref(shared))
         )
         return LaunchConfig(tuple(grid), tuple(block), shared.value)  # type: ignore[arg-type]
+
+    def grid_for_occupancy(
+        self, blocks_per_multiprocessor: int, multiprocessors: int
+    ) -> tuple[int, int, int]:
+        """The grid fstitch's CUDA launcher uses at this occupancy, for launching it yourself.
+
+        ``blocks_per_multiprocessor`` is what the driver's occupancy calculator reports for
+        the compiled kernel at ``launch_config``'s block and shared memory, ``multiprocessors``
+        the device's count. The grid is one wave of resident blocks, or the kernel's work units
+        when there are fewer, at least one block; :attr:`launch_config` holds the planned grid.
+        Raises :class:`Error` (INVALID_ARGUMENT) for 0 or a value outside 1 .. 2**32 - 1.
+        """
+        blocks = as_int(blocks_per_multiprocessor, "blocks_per_multiprocessor", UINT32_RANGE)
+        sms = as_int(multiprocessors, "multiprocessors", UINT32_RANGE)
+        grid = (ctypes.c_uint32 * 3)()
+        check(self._call("fst_kernel_grid_for_occupancy", blocks, sms, grid))
+        return tuple(grid)  # type: ignore[return-value]
 
     @property
     def params(self) -> list[Param]:

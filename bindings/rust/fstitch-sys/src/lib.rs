@@ -638,6 +638,12 @@ extern "C" {
         out_block: *mut u32,
         out_dynamic_shared_bytes: *mut usize,
     ) -> fst_status;
+    pub fn fst_kernel_grid_for_occupancy(
+        kernel: *const fst_kernel,
+        blocks_per_multiprocessor: u32,
+        multiprocessors: u32,
+        out_grid: *mut u32,
+    ) -> fst_status;
     pub fn fst_kernel_param_count(kernel: *const fst_kernel, out_count: *mut usize) -> fst_status;
     pub fn fst_kernel_param(
         kernel: *const fst_kernel,

@@ -134,7 +134,9 @@ impl<'f> Kernel<'f> {
         Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size) })
     }
 
-    /// Grid and block dimensions and dynamic shared memory.
+    /// The planned grid, and the block dimensions and dynamic shared memory every launch
+    /// uses. The CUDA backend launches the grid [`Kernel::grid_for_occupancy`] gives at the
+    /// compiled kernel's occupancy.
     pub fn launch_config(&self) -> Result<LaunchConfig> {
         let mut config = LaunchConfig {
             grid: [0; 3],
@@ -151,6 +153,29 @@ impl<'f> Kernel<'f> {
             )
         })?;
         Ok(config)
+    }
+
+    /// The grid fstitch's CUDA launcher uses when `blocks_per_multiprocessor` blocks are
+    /// resident on each of `multiprocessors` multiprocessors (what the driver's occupancy
+    /// calculator reports for the compiled kernel at [`Kernel::launch_config`]'s block and
+    /// shared memory): one wave, or the kernel's work units when there are fewer, at least one
+    /// block. [`Status::InvalidArgument`] for 0 blocks per multiprocessor or 0 multiprocessors.
+    pub fn grid_for_occupancy(
+        &self,
+        blocks_per_multiprocessor: u32,
+        multiprocessors: u32,
+    ) -> Result<[u32; 3]> {
+        let mut grid = [0u32; 3];
+        // SAFETY: a live kernel; the array holds 3 elements.
+        check(unsafe {
+            sys::fst_kernel_grid_for_occupancy(
+                self.as_raw(),
+                blocks_per_multiprocessor,
+                multiprocessors,
+                grid.as_mut_ptr(),
+            )
+        })?;
+        Ok(grid)
     }
 
     /// The number of pointer parameters.

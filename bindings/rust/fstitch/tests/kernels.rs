@@ -235,3 +235,30 @@ fn two_long_rows_are_split_across_clusters_of_blocks() {
     let fusion = graph.fuse(&FuseOptions::new()).unwrap();
     assert_eq!(fusion.kernel(0).unwrap().cluster_blocks().unwrap(), 1);
 }
+
+#[test]
+fn grid_for_occupancy_is_a_wave_or_the_work_units() {
+    let context = host_context();
+    let graph = Graph::new(&context).unwrap();
+    let x = graph.input("x", DType::F32, &[8192, 1024]);
+    graph.output("y", x * 2.0 + 1.0).unwrap();
+    let fusion = graph.fuse(&FuseOptions::new()).unwrap();
+    let kernel = fusion.kernel(0).unwrap();
+    let planned = kernel.launch_config().unwrap().grid;
+    let all_work = kernel.grid_for_occupancy(1 << 20, 1 << 11).unwrap();
+    assert!(all_work[0] >= planned[0]);
+    assert_eq!(&all_work[1..], &[1, 1]);
+    assert_eq!(
+        kernel.grid_for_occupancy(12, 132).unwrap(),
+        [all_work[0].min(12 * 132), 1, 1]
+    );
+    assert_eq!(kernel.grid_for_occupancy(1, 1).unwrap(), [1, 1, 1]);
+    for (blocks, sms, detail) in [
+        (0, 132, "blocks_per_multiprocessor"),
+        (4, 0, "multiprocessors"),
+    ] {
+        let error = kernel.grid_for_occupancy(blocks, sms).unwrap_err();
+        assert_eq!(error.status(), Status::InvalidArgument, "{error}");
+        assert!(error.to_string().contains(detail), "{error}");
+    }
+}

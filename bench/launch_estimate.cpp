@@ -1,0 +1,22 @@
+#include "launch_estimate.hpp"
+
+#include "plan/cost_model.hpp"
+#include "plan/launch_grid.hpp"
+
+namespace fstitch::bench {
+
+LaunchEstimate estimate_launch(const ArchParams& arch, const Graph& graph, const PlannedKernel& kernel,
+                               int registers, int blocks_per_sm) {
+  LaunchEstimate launch;
+  launch.grid = kernel.spec.grid_blocks;
+  launch.est_seconds = kernel.spec.est_seconds;
+  if (blocks_per_sm <= 0 || registers <= 0) return launch;
+  KernelSpec launched = kernel.spec;
+  launched.registers_estimate = registers;
+  launched.grid_blocks = launch_grid(kernel, blocks_per_sm, arch.sm_count);
+  launch.grid = launched.grid_blocks;
+  launch.est_seconds = estimate_kernel_at_occupancy(arch, graph, launched, blocks_per_sm).total_seconds;
+  return launch;
+}
+
+}  // namespace fstitch::bench
