@@ -631,6 +631,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       for (int b : {128, 256}) add_row_mapping(ScheduleKind::kWarpPerRow, 32, b);
     }
     for (int t = 64; t <= 1024 && t / 2 < C; t *= 2) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
+    // Rows that split into whole 16-byte vectors over a block of another multiple of 32.
+    for (int t : vector_fitting_row_threads(g, spec)) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
   }
   // Applies a mapping to spec; false when its cache placement does not fit.
   auto apply = [&](const Mapping& m) {
