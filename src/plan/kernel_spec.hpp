@@ -99,9 +99,7 @@ struct KernelSpec {
   RowCache cache = RowCache::kRecompute;
   std::vector<ValueId> cached;             // element values kept across passes (sorted)
   std::vector<int> cache_buffer;           // kShared: buffer of each cached value (parallel)
-  // kShared: each buffer's element dtype, whose storage type it holds (plan/row_cache.hpp:
-  // a loaded value's own dtype, a computed value's compute type).
-  std::vector<DType> shared_buffer_types;
+  std::vector<DType> shared_buffer_types;  // kShared: each buffer's element dtype (row_cache.hpp)
   size_t shared_cache_bytes = 0;           // kShared: buffers plus reduction scratch
   // kShared past the static limit: the buffers, in dynamic shared memory (each at a
   // 16-byte boundary); 0 when they are static arrays.
