@@ -52,9 +52,10 @@ std::string elementwise_expr(const Node& n, DType operand_type, const std::vecto
                ")";
       return "(" + a[0] + " > 0 ? " + a[0] + " : 0)";
     case OpKind::kGelu: {
-      // 1 + erf(z) written as erfc(-z): no cancellation for large negative inputs.
-      const std::string c = computes_in_double(t) ? "0.70710678118654752" : "0.707106781f";
-      return "(" + half + " * " + a[0] + " * " + math(t, "erfc", "-" + a[0] + " * " + c) + ")";
+      // f32: the prelude's evaluation (erfc of this one argument, exp(-x^2/2) without its
+      // rounding error, no cancellation). f64: 1 + erf(z) written as erfc(-z).
+      if (!computes_in_double(t)) return "fst_gelu_f32(" + a[0] + ")";
+      return "(" + half + " * " + a[0] + " * " + math(t, "erfc", "-" + a[0] + " * 0.70710678118654752") + ")";
     }
     case OpKind::kGeluTanh: {
       // 0.5 * (1 + tanh(u)) written as 1 / (1 + exp(-2u)): no cancellation for large negative u.

@@ -16,6 +16,7 @@
 #include "codegen/index_maps.hpp"
 #include "codegen/prelude.hpp"
 #include "codegen/vector_access.hpp"
+#include "plan/row_cache.hpp"
 #include "support/error.hpp"
 
 namespace fstitch {
@@ -25,6 +26,8 @@ constexpr const char* kElement = "f";
 constexpr const char* kRowIndex = "row";
 // In row kernels: the element's column, its flat index over the reduced axes.
 constexpr const char* kColumn = "c";
+// Keys the vector of a loaded value read back from the shared row cache (never an index).
+constexpr const char* kSharedCache = "shared";
 // Replaced, once the kernel is emitted, by the test of the pointers its vector accesses use.
 constexpr const char* kAlignedMarker = "@FST_ALIGNED_POINTERS@";
 
@@ -182,23 +185,29 @@ class KernelEmitter {
       if (p == load_ptr_.end())
         fail(StatusCode::kInternal, "codegen: no parameter for %" + std::to_string(v));
       if (cached_.count(v) && idx == kElement && cache_ready_.count(v)) {
-        scope_[key] = cache_slot(v);  // kept from an earlier pass: no load
-        return cache_slot(v);
+        const std::string kept = kept_load(v);  // kept from an earlier pass: no global load
+        scope_[key] = kept;
+        return kept;
       }
-      std::string e = load_expr(n.dtype, p->second, idx);
+      // The element as its storage type holds it, then converted to the compute type.
+      std::string stored = p->second + "[" + idx + "]";
       if (idx == kElement && vector_lane_ >= 0 && vector_words_.count(v)) {
-        e = from_storage_expr(n.dtype, storage_from_bits(n.dtype, element_bits(v, vector_lane_)));
+        stored = storage_from_bits(n.dtype, element_bits(v, vector_lane_));
       }
       const auto rv = row_vectors_.find(key);
+      bool from_row_vector = false;
       if (vector_lane_ >= 0 && rv != row_vectors_.end()) {
         const int size = static_cast<int>(dtype_size(n.dtype));
-        e = from_storage_expr(
-            n.dtype, storage_from_bits(n.dtype, vector_element_bits(rv->second, size, size * s_.vector_width,
-                                                                    vector_lane_)));
+        stored = storage_from_bits(
+            n.dtype, vector_element_bits(rv->second, size, size * s_.vector_width, vector_lane_));
         row_vectors_used_.insert(key);
+        from_row_vector = true;
       }
+      std::string e = from_storage_expr(n.dtype, stored);
       if (idx == kRowIndex && !in_element_loop_)
         e = "(row_ok ? " + e + " : " + literal(n.dtype, Scalar{}) + ")";
+      if (cached_.count(v) && idx == kElement && s_.cache == RowCache::kShared)
+        return fill_shared_cache(v, stored, from_row_vector);
       if (cached_.count(v) && idx == kElement) return cached_value(v, e);
       result = define(v, e);
     } else if (s_.role(v) == ValueRole::kRow && !s_.pure(v) && idx != kRowIndex && idx != kElement) {
@@ -223,13 +232,52 @@ class KernelEmitter {
   // Where a cached element value lives for the current element: a register array indexed by
   // the element's step j, or the shared-memory buffer indexed by the column c.
   std::string cache_slot(ValueId v) const {
-    if (s_.cache == RowCache::kShared) {
-      const auto it = std::lower_bound(s_.cached.begin(), s_.cached.end(), v);
-      const size_t k = static_cast<size_t>(it - s_.cached.begin());
-      // A block of a split row keeps its slice, from column c0.
-      return "fst_row_cache" + std::to_string(s_.cache_buffer[k]) + (split_row() ? "[c - c0]" : "[c]");
-    }
+    // A block of a split row keeps its slice, from column c0.
+    if (s_.cache == RowCache::kShared) return shared_cache_buffer(v) + (split_row() ? "[c - c0]" : "[c]");
     return "cache" + std::to_string(v) + "[j]";
+  }
+
+  // A loaded value kept by an earlier pass, for the current element: its register slot, or
+  // its storage bits in the shared row cache converted as the load converts them (from the
+  // vector of the current step when the row moves in vectors).
+  std::string kept_load(ValueId v) {
+    if (s_.cache != RowCache::kShared) return cache_slot(v);
+    const DType t = g_.node(v).dtype;
+    const auto key = std::make_pair(v, std::string(kSharedCache));
+    const auto rv = row_vectors_.find(key);
+    if (vector_lane_ >= 0 && rv != row_vectors_.end()) {
+      const int size = static_cast<int>(dtype_size(t));
+      row_vectors_used_.insert(key);
+      return define(v, from_storage_expr(t, storage_from_bits(t, vector_element_bits(rv->second, size,
+                                                                                     size * s_.vector_width,
+                                                                                     vector_lane_))));
+    }
+    return define(v, from_storage_expr(t, cache_slot(v)));
+  }
+
+  // The first pass that loads v keeps its storage bits in the shared row cache: the whole
+  // vector once the step's elements are emitted (vector_lanes), or this element's bits.
+  std::string fill_shared_cache(ValueId v, const std::string& stored, bool from_row_vector) {
+    const DType t = g_.node(v).dtype;
+    std::string value;
+    if (from_row_vector) {
+      shared_vector_stores_.insert(v);
+      value = define(v, from_storage_expr(t, stored));
+    } else {
+      const std::string bits = "s" + std::to_string(v) + "_" + std::to_string(counter_++);
+      line("const " + std::string(storage_type(t)) + " " + bits + " = " + stored + ";");
+      line(cache_slot(v) + " = " + bits + ";");
+      value = define(v, from_storage_expr(t, bits));
+    }
+    cache_ready_.insert(v);
+    scope_[std::make_pair(v, std::string(kElement))] = value;
+    return value;
+  }
+
+  // The buffer of the shared row cache that holds cached value v.
+  std::string shared_cache_buffer(ValueId v) const {
+    const auto it = std::lower_bound(s_.cached.begin(), s_.cached.end(), v);
+    return "fst_row_cache" + std::to_string(s_.cache_buffer[static_cast<size_t>(it - s_.cached.begin())]);
   }
 
   std::string cached_value(ValueId v, const std::string& load) {
@@ -449,6 +497,8 @@ class KernelEmitter {
   std::map<std::pair<ValueId, std::string>, std::string> row_vectors_;
   std::set<std::pair<ValueId, std::string>> row_vectors_used_;
   std::map<ValueId, std::string> row_vector_stores_;
+  // Loaded values whose vector of the current step goes into the shared row cache.
+  std::set<ValueId> shared_vector_stores_;
   std::set<std::string> aligned_ptrs_;
   bool storing_elements_ = false;
   bool index32_ = false;                         // every index of the kernel fits in int

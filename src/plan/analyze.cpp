@@ -10,6 +10,7 @@
 #include "plan/cost_model.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
+#include "plan/row_cache.hpp"
 #include "plan/row_vectors.hpp"
 #include "plan/schedule_columns.hpp"
 #include "plan/scratch.hpp"
@@ -99,7 +100,8 @@ int popcount64(uint64_t x) {
 }  // namespace
 
 // Shared-memory buffers for the row cache: values sorted by their first pass take the first
-// buffer of their compute type that is free (its last user pass lies before), else a new
+// buffer of their element dtype (plan/row_cache.hpp: a loaded value's storage dtype, a
+// computed value's compute type) that is free (its last user pass lies before), else a new
 // one. Fills spec.cached / cache_buffer / shared_buffer_types when all fit the budget
 // (static shared memory: at most 48 KiB, less the block-reduction scratch).
 bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vector<ValueId>& cached,
@@ -120,18 +122,14 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return std::make_pair(first_pass(masks[a]), cached[a]) < std::make_pair(first_pass(masks[b]), cached[b]);
   });
-  std::vector<DType> types;     // compute-type representative of each buffer
+  std::vector<DType> types;     // element dtype of each buffer
   std::vector<int> free_after;  // last pass that reads each buffer's current value
   std::vector<int> buffer_of(cached.size());
   for (size_t i : order) {
-    const DType t = g.node(cached[i]).dtype;
-    const bool wide = t == DType::kF64 || t == DType::kI64;
-    const bool fp = is_float(t);
+    const DType t = shared_cache_dtype(g, spec, cached[i]);
     int chosen = -1;
     for (size_t b = 0; b < types.size() && chosen < 0; ++b) {
-      const DType u = types[b];
-      const bool same_type = is_float(u) == fp && (u == DType::kF64 || u == DType::kI64) == wide;
-      if (same_type && free_after[b] < first_pass(masks[i])) chosen = static_cast<int>(b);
+      if (types[b] == t && free_after[b] < first_pass(masks[i])) chosen = static_cast<int>(b);
     }
     if (chosen < 0) {
       chosen = static_cast<int>(types.size());
@@ -155,12 +153,10 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
   for (DType t : types) {
     // Checked: a row may be far longer than any shared memory (up to 2^62 elements). Each
     // buffer starts at a 16-byte boundary.
-    const size_t element_bytes = t == DType::kF64 || t == DType::kI64 ? 8 : 4;
     // A block of a split row keeps its slice only.
     const int64_t cached_cols = spec.schedule == ScheduleKind::kSplitRow ? spec.split.slice_cols : spec.cols;
-    const std::optional<size_t> row_bytes = checked_mul(static_cast<size_t>(cached_cols), element_bytes);
-    const std::optional<size_t> total =
-        row_bytes ? checked_add(bytes, (*row_bytes + 15) / 16 * 16) : std::nullopt;
+    const std::optional<size_t> row_bytes = shared_cache_row_bytes(cached_cols, t);
+    const std::optional<size_t> total = row_bytes ? checked_add(bytes, *row_bytes) : std::nullopt;
     if (!total || *total > budget) return false;
     bytes = *total;
   }
@@ -653,9 +649,14 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       for (int b : {128, 256}) add_row_mapping(ScheduleKind::kWarpPerRow, 32, b);
     }
     for (int t = 64; t <= 1024 && t / 2 < C; t *= 2) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
+    // Rows that split into whole 16-byte vectors over a block of another multiple of 32.
+    for (int t : vector_fitting_row_threads(g, spec)) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
     // Groups of blocks per row, for rows too few or too long for a block each.
+    // Blocks of 256 or 512 threads: a split row keeps its slice bounds, group and parity live
+    // across the row loop, which the 64 registers of a 1024-thread block cannot spare (ptxas
+    // spills a 1024-thread 1x100000 softmax).
     for (int groups = 2; groups <= 16; groups *= 2) {
-      for (int t = 256; t <= 1024 && int64_t{t} * groups <= C; t *= 2)
+      for (int t = 256; t <= 512 && int64_t{t} * groups <= C; t *= 2)
         add_row_mapping(ScheduleKind::kSplitRow, t, t, groups);
     }
   }

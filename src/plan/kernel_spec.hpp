@@ -121,7 +121,7 @@ struct KernelSpec {
   RowCache cache = RowCache::kRecompute;
   std::vector<ValueId> cached;             // element values kept across passes (sorted)
   std::vector<int> cache_buffer;           // kShared: buffer of each cached value (parallel)
-  std::vector<DType> shared_buffer_types;  // kShared: a dtype of each buffer's compute type
+  std::vector<DType> shared_buffer_types;  // kShared: each buffer's element dtype (row_cache.hpp)
   size_t shared_cache_bytes = 0;           // kShared: buffers plus reduction scratch
   // kShared past the static limit: the buffers, in dynamic shared memory (each at a
   // 16-byte boundary); 0 when they are static arrays.

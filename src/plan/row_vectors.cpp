@@ -4,9 +4,10 @@
 
 namespace fstitch {
 
-int row_vector_width(const Graph& g, const KernelSpec& spec) {
-  if (spec.reduced_axes.empty() || !spec.contiguous_rows || spec.schedule == ScheduleKind::kThreadPerRow)
-    return 1;
+namespace {
+
+// Bytes of the widest element-shaped load or element store; 0 when there is none.
+size_t widest_row_access(const Graph& g, const KernelSpec& spec) {
   size_t widest = 0;
   for (ValueId v : spec.loaded) {
     if (g.node(v).dims == spec.domain) widest = std::max(widest, dtype_size(g.node(v).dtype));
@@ -14,6 +15,15 @@ int row_vector_width(const Graph& g, const KernelSpec& spec) {
   for (ValueId v : spec.stored) {
     if (spec.role(v) == ValueRole::kElement) widest = std::max(widest, dtype_size(g.node(v).dtype));
   }
+  return widest;
+}
+
+}  // namespace
+
+int row_vector_width(const Graph& g, const KernelSpec& spec) {
+  if (spec.reduced_axes.empty() || !spec.contiguous_rows || spec.schedule == ScheduleKind::kThreadPerRow)
+    return 1;
+  const size_t widest = widest_row_access(g, spec);
   if (widest == 0 || widest > 16) return 1;
   const int64_t T = spec.threads_per_row;
   int64_t V = static_cast<int64_t>(16 / widest);
@@ -25,6 +35,24 @@ int row_vector_width(const Graph& g, const KernelSpec& spec) {
   while (V > 1 && !fits(V)) V /= 2;
   if (V * static_cast<int64_t>(widest) < 4) return 1;
   return static_cast<int>(V);
+}
+
+std::vector<int> vector_fitting_row_threads(const Graph& g, const KernelSpec& spec) {
+  std::vector<int> threads;
+  const size_t widest = widest_row_access(g, spec);
+  if (widest == 0 || widest > 16 || spec.reduced_axes.empty() || !spec.contiguous_rows) return threads;
+  const int64_t V = static_cast<int64_t>(16 / widest);
+  if (spec.cols % V != 0) return threads;
+  const int64_t vectors = spec.cols / V;
+  // k whole vectors per thread; past 16 a thread's share is long enough that the power-of-two
+  // block sizes already cover the row with few partial steps.
+  for (int64_t k = 1; k <= 16; ++k) {
+    if (vectors % k != 0) continue;
+    const int64_t t = vectors / k;
+    if (t < 64 || t > 1024 || t % 32 != 0 || (t & (t - 1)) == 0) continue;
+    threads.push_back(static_cast<int>(t));
+  }
+  return threads;
 }
 
 }  // namespace fstitch

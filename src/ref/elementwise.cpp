@@ -21,8 +21,10 @@ double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
 }
 
+// 1 + erf(z) as erfc(-z): the same value, without the cancellation that loses every digit
+// for large negative x (GELU(-10) is about -7.6e-23, not 0).
 double gelu_erf(double x) {
-  return x * 0.5 * (1.0 + std::erf(x / std::sqrt(2.0)));
+  return x * 0.5 * std::erfc(-x / std::sqrt(2.0));
 }
 
 double gelu_tanh(double x) {

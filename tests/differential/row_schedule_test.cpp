@@ -70,5 +70,34 @@ TEST(RowSchedule, CanonicalGraphsAtTailAndOddShapes) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
+// Rows cut into whole 16-byte vectors by a block that is not a power of two (96 threads for
+// 768 bf16 columns, 192 for 768 f32...): every canonical graph at ViT widths, both thread orders.
+TEST(RowSchedule, BlocksOfWholeVectors) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{400, 768}, {100, 3072}};
+  std::vector<DiffCase> cases;
+  uint64_t data_seed = 6000;
+  size_t uneven_blocks = 0;
+  for (const CanonicalGraph& canonical : canonical_graphs()) {
+    for (const auto& [rows, cols] : shapes) {
+      for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+        auto graph = std::make_shared<const Graph>(canonical.build(rows, cols, dtype));
+        for (const PlannedKernel& k : plan_fusion(*graph, FusionOptions{}).kernels) {
+          const int t = k.spec.threads_per_row;
+          uneven_blocks += k.spec.schedule == ScheduleKind::kBlockPerRow && (t & (t - 1)) != 0 ? 1 : 0;
+        }
+        DiffCase c;
+        c.label = canonical.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                  dtype_name(dtype);
+        c.reproduce = "fstitch_differential_tests --gtest_filter=RowSchedule.BlocksOfWholeVectors";
+        c.graph = graph;
+        c.data_seed = ++data_seed;
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  EXPECT_GE(uneven_blocks, 4u);
+  for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
+}
+
 }  // namespace
 }  // namespace fstitch::testing

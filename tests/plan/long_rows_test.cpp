@@ -26,6 +26,32 @@ TEST(LongRows, AVocabularySizeSoftmaxReadsItsRowsOnce) {
   }
 }
 
+// A loaded bf16 row is cached in its 16 raw bits: 2 bytes per element, half what its f32
+// compute type takes, so two blocks of a row each fit an H100 SM where one f32 row did, and
+// an A100's 163 KiB per block holds the row.
+TEST(LongRows, ABf16VocabularyRowCachesTwoBytesPerElement) {
+  constexpr int64_t kCols = 50257;
+  Graph g = testing::log_softmax(2048, kCols, DType::kBF16);
+  for (int sm : {90, 80}) {
+    FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+    ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+    EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
+    const KernelSpec& s = p.kernels[0].spec;
+    ASSERT_EQ(s.cache, RowCache::kShared) << dump_plan(g, p);
+    ASSERT_EQ(s.cached.size(), 1u);
+    EXPECT_FALSE(s.is_member(s.cached[0]));  // the input itself
+    ASSERT_EQ(s.shared_buffer_types.size(), 1u);
+    EXPECT_EQ(dtype_size(s.shared_buffer_types[0]), 2u);
+    const size_t row_bytes = (kCols * 2 + 15) / 16 * 16;
+    EXPECT_GE(s.shared_cache_bytes, row_bytes);
+    EXPECT_LT(s.shared_cache_bytes, row_bytes + 2048) << "only the row and the reduction scratch";
+    EXPECT_EQ(s.dynamic_shared_bytes, row_bytes);
+    if (sm == 90) {
+      EXPECT_GE(s.planned_blocks_per_sm, 2) << dump_plan(g, p);
+    }
+  }
+}
+
 TEST(LongRows, TheDevicesLimitBoundsTheRowCache) {
   // 50257 f32 values (196 KiB) fit an H100's 227 KiB per block, not an A100's 163 KiB.
   Graph g = testing::log_softmax(64, 50257, DType::kF32);

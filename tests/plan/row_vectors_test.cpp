@@ -9,6 +9,7 @@
 #include "common/canonical_graphs.hpp"
 #include "ir/builder.hpp"
 #include "plan/plan.hpp"
+#include "plan/row_vectors.hpp"
 
 namespace fstitch {
 namespace {
@@ -54,6 +55,39 @@ TEST(RowVectors, WholeRowsOfWideTilesUseSixteenBytes) {
   // 4097 columns: no vector width divides the row.
   const Graph odd = testing::softmax_scale_mask(64, 4097, DType::kBF16);
   EXPECT_EQ(plan_fusion(odd, FusionOptions{}).kernels.at(0).spec.vector_width, 1);
+}
+
+// Block sizes besides the powers of two are candidates when they cut the row into whole
+// 16-byte vectors per thread: 768 bf16 columns are 96 vectors of 8, so 96 threads (one
+// vector each) fit; 3072 are 384 vectors (384, 192 or 96 threads; 128 is a power of two).
+TEST(RowVectors, ThreadCountsThatCutTheRowIntoWholeVectors) {
+  auto threads = [](int64_t cols, DType t) {
+    const Graph g = testing::softmax_scale_mask(64, cols, t);
+    const FusionPlan plan = plan_fusion(g, FusionOptions{});
+    return vector_fitting_row_threads(g, plan.kernels.at(0).spec);
+  };
+  EXPECT_EQ(threads(768, DType::kBF16), (std::vector<int>{96}));
+  EXPECT_EQ(threads(3072, DType::kBF16), (std::vector<int>{384, 192, 96}));
+  EXPECT_EQ(threads(768, DType::kF32), (std::vector<int>{192, 96}));
+  EXPECT_TRUE(threads(4096, DType::kBF16).empty());  // every such count is a power of two
+  EXPECT_TRUE(threads(4097, DType::kBF16).empty());  // no whole vectors
+}
+
+// A ViT row of 768 (or 3072) 16-bit elements moves in 16-byte vectors whichever schedule
+// the model picks: the candidates include block sizes that give every thread whole vectors.
+TEST(RowVectors, ViTRowsOf16BitElementsMoveInSixteenByteVectors) {
+  for (const auto& c : testing::canonical_graphs()) {
+    for (int64_t cols : {768, 3072}) {
+      for (DType t : {DType::kBF16, DType::kF16}) {
+        const Graph g = c.build(64 * 197, cols, t);
+        const FusionPlan plan = plan_fusion(g, FusionOptions{});
+        for (const PlannedKernel& k : plan.kernels) {
+          SCOPED_TRACE(c.name + " 12608x" + std::to_string(cols) + " " + dtype_name(t));
+          EXPECT_EQ(k.spec.vector_width * static_cast<int>(dtype_size(t)), 16) << dump_plan(g, plan);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

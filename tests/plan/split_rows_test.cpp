@@ -16,19 +16,6 @@ int64_t wave(const FusionPlan& p, const KernelSpec& s) {
   return static_cast<int64_t>(p.arch.sm_count) * s.planned_blocks_per_sm;
 }
 
-TEST(SplitRows, FewRowsStillFillTheDevice) {
-  // 64 vocabulary rows: a block each would be half a wave or less.
-  for (DType t : {DType::kBF16, DType::kF32}) {
-    for (int sm : {80, 90}) {
-      const Graph g = testing::log_softmax(64, 50257, t);
-      const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
-      ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
-      const KernelSpec& s = p.kernels[0].spec;
-      EXPECT_GE(static_cast<double>(s.grid_blocks), 0.9 * static_cast<double>(wave(p, s))) << dump_plan(g, p);
-    }
-  }
-}
-
 TEST(SplitRows, OneLongRowIsOneKernelOnSeveralBlocks) {
   for (const testing::CanonicalGraph& canonical : testing::canonical_graphs()) {
     const Graph g = canonical.build(1, 100000, DType::kF32);

@@ -81,7 +81,7 @@ const std::vector<FloatUnaryCase>& float_unary_cases() {
       {OpKind::kRelu, [](double x) { return std::isnan(x) ? x
                                             : x > 0       ? x
                                                           : 0.0; }},
-      {OpKind::kGelu, [](double x) { return x * 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); }},
+      {OpKind::kGelu, [](double x) { return x * 0.5 * std::erfc(-x / std::sqrt(2.0)); }},
       {OpKind::kGeluTanh,
        [](double x) {
          const double c = std::sqrt(2.0 / 3.14159265358979323846);
@@ -147,6 +147,9 @@ TEST(RefUnary, KnownFloatValues) {
   EXPECT_NEAR(gelu[0], 0.8413447460685429, 1e-15);
   EXPECT_NEAR(gelu[1], -0.15865525393145707, 1e-15);
   EXPECT_EQ(gelu[2], 0.0);
+  // Large negative inputs keep their digits: 1 + erf(z) would cancel to 0 here.
+  const std::vector<double> far = f64(OpKind::kGelu, {-10.0});
+  EXPECT_NEAR(far[0], -7.619853024160593e-23, 1e-36);
   const std::vector<double> gelu_tanh = f64(OpKind::kGeluTanh, {1.0, -1.0});
   EXPECT_NEAR(gelu_tanh[0], 0.8411919906082768, 1e-15);
   EXPECT_NEAR(gelu_tanh[1], -0.15880800939172324, 1e-15);

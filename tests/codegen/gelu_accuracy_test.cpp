@@ -1,0 +1,91 @@
+// The generated GELU (erf form) in f32, run on the host backend: within a few ulp of the
+// exact value x * erfc(-x / sqrt 2) / 2 (long double) over the whole range, large negative
+// inputs and subnormal results included, and exact on the special values. The host runs
+// the same sequence of IEEE operations as the GPU, except that the GPU's reciprocal is the
+// hardware approximation (within 1 ulp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "common/backend_run.hpp"
+#include "common/host_context.hpp"
+
+namespace {
+
+float from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+// |y - exact| in units of the last place of the exact value rounded to f32 (2^-149 below
+// the smallest normal).
+double ulp_error(float y, long double exact) {
+  const float rounded = static_cast<float>(exact);
+  const float magnitude = std::fabs(rounded);
+  const double ulp = magnitude < std::numeric_limits<float>::min()
+                         ? std::ldexp(1.0, -149)
+                         : static_cast<double>(std::nextafter(magnitude, INFINITY) - magnitude);
+  return static_cast<double>(std::fabs(static_cast<long double>(y) - exact)) / ulp;
+}
+
+TEST(GeluAccuracy, F32WithinFourUlpOverTheWholeRange) {
+  std::vector<float> xs;
+  // Every 2^-12 over [-16.5, 16.5] (GELU(-16.5) underflows to -0; past 16.5 it is x).
+  for (int i = -16.5 * 4096; i <= 16.5 * 4096; ++i) xs.push_back(static_cast<float>(i) / 4096.0f);
+  // A spread of bit patterns: tiny, subnormal and large magnitudes of both signs.
+  for (uint32_t b = 0; b < 0x7f800000u; b += 0x10001u) {
+    xs.push_back(from_bits(b));
+    xs.push_back(-from_bits(b));
+  }
+  const size_t checked = xs.size();
+  const float specials[] = {INFINITY, -INFINITY, NAN, -0.0f, 0.0f};
+  for (float s : specials) xs.push_back(s);
+
+  fstitch::testing::ContextHandle ctx = fstitch::testing::host_backend_context();
+  ASSERT_TRUE(ctx);
+  fst_graph* g = nullptr;
+  ASSERT_EQ(fst_graph_create(ctx.get(), &g), FST_OK);
+  const int64_t n = static_cast<int64_t>(xs.size());
+  fst_value x = fst_input(g, "x", FST_F32, 1, &n);
+  ASSERT_EQ(fst_output(g, "y", fst_unary(g, FST_UNARY_GELU, x)), FST_OK) << fst_last_error_message();
+  fst_fusion* f = nullptr;
+  ASSERT_EQ(fst_fuse(g, nullptr, &f), FST_OK) << fst_last_error_message();
+  std::vector<float> ys(xs.size(), NAN);
+  const size_t bytes = xs.size() * sizeof(float);
+  ASSERT_EQ(fstitch::testing::run_on_backend(f, {{xs.data(), bytes}}, {{ys.data(), bytes}}), FST_OK)
+      << fst_last_error_message();
+  fst_fusion_destroy(f);
+  fst_graph_destroy(g);
+
+  double worst = 0, sum = 0;
+  float worst_x = 0;
+  for (size_t i = 0; i < checked; ++i) {
+    const long double v = xs[i];
+    const long double exact = v * 0.5L * std::erfc(-v / std::sqrt(2.0L));
+    const double e = ulp_error(ys[i], exact);
+    sum += e;
+    if (!(e <= worst)) {
+      worst = e;
+      worst_x = xs[i];
+    }
+  }
+  std::printf("[ gelu ] %zu inputs: worst %.2f ulp (x = %.9g), mean %.3f ulp\n", checked, worst, worst_x,
+              sum / static_cast<double>(checked));
+  EXPECT_LE(worst, 4.5) << "at x = " << worst_x;
+  EXPECT_LE(sum / static_cast<double>(checked), 0.3);
+  // GELU(inf) = inf, GELU(-inf) = -inf * 0 = NaN, NaN stays NaN, the sign of zero is kept.
+  const float* special = ys.data() + checked;
+  EXPECT_EQ(special[0], INFINITY);
+  EXPECT_TRUE(std::isnan(special[1]));
+  EXPECT_TRUE(std::isnan(special[2]));
+  EXPECT_TRUE(special[3] == 0.0f && std::signbit(special[3]));
+  EXPECT_TRUE(special[4] == 0.0f && !std::signbit(special[4]));
+}
+
+}  // namespace
