@@ -18,8 +18,8 @@ TEST(Differential, LongRowsInDynamicSharedMemory) {
     for (const auto& [rows, cols] : shapes) {
       for (DType dtype : {DType::kF32, DType::kBF16}) {
         auto graph = std::make_shared<const Graph>(canonical.build(rows, cols, dtype));
-        // A device of two SMs: these few rows fill it with a block each, so no group of blocks
-        // splits them (tests/differential/split_row_test.cpp covers that).
+        // A device of two SMs: these few rows fill it with a block each, so some kernels keep a
+        // whole row per block (tests/differential/split_row_test.cpp covers the splits).
         FusionOptions o;
         o.device = arch_params(90);
         o.device->sm_count = 2;
@@ -37,8 +37,9 @@ TEST(Differential, LongRowsInDynamicSharedMemory) {
       }
     }
   }
-  // Most of the row graphs keep their rows on chip at these widths (not GELU, not every norm).
-  EXPECT_GE(dynamic_kernels, 8u);
+  // Several of them keep whole rows in dynamic shared memory (the rest split their rows
+  // across blocks, keep them in registers, or, GELU, need no cache): that path runs here.
+  EXPECT_GE(dynamic_kernels, 4u);
   const HarnessOptions options = harness_options_from_env();
   for (const CaseResult& r : run_cases(cases, options)) EXPECT_TRUE(r.ok) << r.report;
 }

@@ -19,6 +19,7 @@
 #include "plan/plan.hpp"
 #include "plan/row_cache.hpp"
 #include "runtime/host/host_module.hpp"
+#include "runtime/host/planned_launch.hpp"
 #include "runtime/kernel_args.hpp"
 
 namespace fstitch::testing {
@@ -66,6 +67,7 @@ std::vector<std::vector<unsigned char>> run(const Graph& g, const FusionPlan& pl
   for (const PlannedKernel& k : kernels) {
     args.pack(k, in.data(), out.data(), reinterpret_cast<uintptr_t>(workspace.data()), constants.data());
     if (void* zeroed = args.zeroed_address(k)) std::memset(zeroed, 0, k.zeroed_workspace.bytes);
+    host::set_residency(k, launch);  // a split row's groups run together
     module.launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
                   host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, k.spec.dynamic_shared_bytes,
                   args.params(), launch);
@@ -94,6 +96,10 @@ TEST(SharedRowCache, StorageDtypeCacheGivesTheBitsOfReReadingTheRow) {
         c.graph = canonical.build(rows, cols, dtype);
         FusionOptions o;
         o.register_cap = 4;  // no register cache fits: shared memory or re-reads
+        // A device without clusters: split rows exchange through global memory, so the same
+        // text compiles for sm_80 too.
+        o.device = arch_params(80);
+        o.device->sm = o.target_sm;
         c.plan = plan_fusion(c.graph, o);
         bool any_shared = false;
         for (const PlannedKernel& k : c.plan.kernels) {
