@@ -15,6 +15,9 @@ struct Shape2 {
 // size 768 and its MLP width 3072.
 constexpr Shape2 kSm90Shapes[] = {{8192, 4096}, {16384, 1024}, {64 * 197, 768}, {64 * 197, 3072}};
 constexpr Shape2 kSm80Shape = {8192, 4096};
+// Too few rows for a block each: one long row, a batch of GPT-2 vocabulary rows (odd, so
+// scalar), a batch of LLaMA vocabulary rows (vectors).
+constexpr Shape2 kFewRowShapes[] = {{1, 100000}, {64, 50257}, {4, 32000}};
 
 void add_canonical(std::vector<KernelCase>& cases, const testing::CanonicalGraph& graph, Shape2 shape,
                    DType dtype, int arch) {
@@ -47,9 +50,21 @@ std::vector<KernelCase> kernel_cases(bool quick) {
     }
     add_reductions(cases, dtype, 90);
   }
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    for (const Shape2& shape : kFewRowShapes) {
+      for (const testing::CanonicalGraph& graph : testing::canonical_graphs()) {
+        if (graph.name == "log_softmax" || graph.name == "layer_norm") add_canonical(cases, graph, shape, dtype, 90);
+      }
+    }
+  }
   for (const testing::CanonicalGraph& graph : testing::canonical_graphs())
     add_canonical(cases, graph, kSm80Shape, DType::kBF16, 80);
   add_reductions(cases, DType::kBF16, 80);
+  for (const Shape2& shape : kFewRowShapes) {
+    for (const testing::CanonicalGraph& graph : testing::canonical_graphs()) {
+      if (graph.name == "log_softmax") add_canonical(cases, graph, shape, DType::kBF16, 80);
+    }
+  }
   return cases;
 }
 
