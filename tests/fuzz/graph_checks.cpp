@@ -251,16 +251,20 @@ void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t 
                 " block " + std::to_string(block[0]) + "x" + std::to_string(block[1]) + "x" +
                 std::to_string(block[2]));
     }
-    // The launcher's grid at an occupancy: at least one block, one at one block on one SM,
-    // and no fewer than planned when every SM could hold a million blocks; 0 is refused.
-    uint32_t one[3] = {0, 0, 0}, all_work[3] = {0, 0, 0}, refused[3] = {5, 5, 5};
+    // The launcher's grid at an occupancy: at one block on one SM, one group of blocks (one
+    // block, or a split row's group: a whole cluster, dividing the planned grid), and no fewer
+    // than planned when every SM could hold a million blocks; 0 is refused.
+    uint32_t one[3] = {0, 0, 0}, all_work[3] = {0, 0, 0}, refused[3] = {5, 5, 5}, cluster = 0;
+    check_status("fst_kernel_cluster_blocks", fst_kernel_cluster_blocks(kernel, &cluster),
+                 Expectation::succeed());
     check_status("fst_kernel_grid_for_occupancy", fst_kernel_grid_for_occupancy(kernel, 1, 1, one),
                  Expectation::succeed());
     check_status("fst_kernel_grid_for_occupancy",
                  fst_kernel_grid_for_occupancy(kernel, 1u << 20, 1u << 10, all_work), Expectation::succeed());
     check_status("fst_kernel_grid_for_occupancy", fst_kernel_grid_for_occupancy(kernel, 0, 132, refused),
                  Expectation::fail(StatusSet{FST_ERROR_INVALID_ARGUMENT}));
-    if (one[0] != 1 || all_work[0] < grid[0] || all_work[1] != 1 || all_work[2] != 1 || refused[0] != 5) {
+    const bool one_group = one[0] >= 1 && grid[0] % one[0] == 0 && cluster >= 1 && one[0] % cluster == 0;
+    if (!one_group || all_work[0] < grid[0] || all_work[1] != 1 || all_work[2] != 1 || refused[0] != 5) {
       violation("kernel " + std::string(name) + " has grids for occupancy " + std::to_string(one[0]) +
                 " (1 x 1), " + std::to_string(all_work[0]) + " (all its work; planned " +
                 std::to_string(grid[0]) + "), a refused call wrote " + std::to_string(refused[0]));
@@ -279,7 +283,8 @@ void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t 
                             (kind == FST_PARAM_OUTPUT && index < graph_outputs) ||
                             (kind == FST_PARAM_WORKSPACE && index < workspace) ||
                             (kind == FST_PARAM_CONSTANT && index < constants);
-      if (!in_range || value == FST_VALUE_INVALID) {
+      // Only workspace scratch (a split reduction's partials and counters) holds no value.
+      if (!in_range || (value == FST_VALUE_INVALID && kind != FST_PARAM_WORKSPACE)) {
         violation("kernel " + std::string(name) + " parameter " + std::to_string(p) + " has kind " +
                   std::to_string(static_cast<int>(kind)) + " and index " + std::to_string(index) +
                   " (graph inputs " + std::to_string(graph_inputs) + ", outputs " +
@@ -292,9 +297,14 @@ void check_fusion_queries(const fst_fusion* fusion, size_t graph_inputs, size_t 
                  Expectation::succeed());
     fst_launch_kind launch{};
     check_status("fst_kernel_launch_kind", fst_kernel_launch_kind(kernel, &launch), Expectation::succeed());
-    if (launch != FST_LAUNCH_REGULAR && launch != FST_LAUNCH_COOPERATIVE)
+    if (launch != FST_LAUNCH_REGULAR && launch != FST_LAUNCH_COOPERATIVE && launch != FST_LAUNCH_CLUSTER)
       violation("kernel " + std::string(name) + " has launch kind " +
                 std::to_string(static_cast<int>(launch)));
+    // Clusters, and only clusters, have more than one block per cluster.
+    if ((launch == FST_LAUNCH_CLUSTER) != (cluster > 1))
+      violation("kernel " + std::string(name) + " has launch kind " +
+                std::to_string(static_cast<int>(launch)) + " and clusters of " + std::to_string(cluster) +
+                " block(s)");
   }
   check_steps(fusion, count, graph_inputs, graph_outputs);
   char* dump = nullptr;
