@@ -235,6 +235,11 @@ void ApiProgram::call_binary(int slot) {
     // Not broadcastable, or a result with more elements than int64 counts.
     if (!dims || !element_count_of(*dims)) expect.fault(FST_ERROR_SHAPE);
     if (dims) type = ValueType{binary_yields_bool(op) ? FST_BOOL : a.type.dtype, *dims};
+    // A comparison is sized at its operands' dtype before it yields bool: past 2^62 bytes
+    // there it is a shape error too.
+    if (dims && binary_yields_bool(op) && is_dtype(a.type.dtype) &&
+        exceeds_value_byte_limit(ValueType{a.type.dtype, *dims}))
+      expect.fault(FST_ERROR_SHAPE);
   }
   FST_FUZZ_BUILD(built, slot, "fst_binary", expect, type,
                  fst_binary(graph, static_cast<fst_binary_op>(op), a.value, b.value));
