@@ -275,6 +275,16 @@ class KernelEmitter {
   }
 
   // The buffer of the shared row cache that holds cached value v.
+  // The partials of reduction `v` in a split's partials scratch, at `offset` bytes, typed as
+  // its accumulator (whose size the plan laid the scratch out with).
+  std::string partials_at(ValueId v, uint64_t offset) const {
+    const std::string acc = reduce_code(g_.node(v)).acc_type;
+    const size_t size = acc == "double" || acc == "long long" ? 8 : 4;
+    if (size != accumulator_bytes(g_.node(v).op, g_.node(v).dtype))
+      fail(StatusCode::kInternal, "codegen: accumulator size differs from the plan's");
+    return "reinterpret_cast<" + acc + "*>(" + split_partials_ + " + " + std::to_string(offset) + "ull)";
+  }
+
   std::string shared_cache_buffer(ValueId v) const {
     const auto it = std::lower_bound(s_.cached.begin(), s_.cached.end(), v);
     return "fst_row_cache" + std::to_string(s_.cache_buffer[static_cast<size_t>(it - s_.cached.begin())]);

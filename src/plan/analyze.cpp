@@ -147,8 +147,9 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
   // reduction when its cluster keeps them in shared memory.
   size_t reductions = 0;
   for (ValueId v : spec.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
-  const size_t scratch = 4 * 32 * sizeof(double) +
-                         (spec.schedule == ScheduleKind::kSplitRow ? 2 * sizeof(double) * reductions : 0);
+  const bool cluster_partials =
+      spec.schedule == ScheduleKind::kSplitRow && spec.split.residency == GroupResidency::kCluster;
+  const size_t scratch = 4 * 32 * sizeof(double) + (cluster_partials ? 2 * sizeof(double) * reductions : 0);
   size_t bytes = scratch;
   for (DType t : types) {
     // Checked: a row may be far longer than any shared memory (up to 2^62 elements). Each

@@ -65,17 +65,15 @@ size_t append_workspace_slot(FusionPlan& plan, size_t size) {
   return offset;
 }
 
-// A split column reduction's scratch: its partials and its counters get workspace slots of
-// their own (never shared, so no other value's bytes can leave a counter nonzero), passed as
-// the kernel's last two parameters; the counters are zeroed before each launch.
+// The scratch of a split column reduction, or of a row split across a cooperative group: its
+// partials and its counters get workspace slots of their own (never shared, so no other
+// value's bytes can leave a counter nonzero), passed as the kernel's last two parameters; the
+// counters are zeroed before each launch.
 void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
   const bool split_columns = k.spec.schedule == ScheduleKind::kColumnTile && k.spec.column.split > 1;
-  // A split row in a cluster exchanges its partials in distributed shared memory.
-  const bool split_rows = k.spec.schedule == ScheduleKind::kSplitRow;
-  if (split_rows && k.spec.split.residency == GroupResidency::kCluster) {
-    k.launch = LaunchKind::kCluster;
-    return;
-  }
+  // A split row in a cluster exchanges its partials in distributed shared memory instead.
+  const bool split_rows =
+      k.spec.schedule == ScheduleKind::kSplitRow && k.spec.split.residency == GroupResidency::kCooperative;
   if (!split_columns && !split_rows) return;
   auto slot = [&](uint64_t bytes) {
     const size_t size =
@@ -95,8 +93,13 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
   k.zeroed_workspace = {counters.index, counter_bytes};
   k.params.push_back(partials);
   k.params.push_back(counters);
-  // The blocks of a split row's group wait for each other: they must be resident together.
-  if (split_rows) k.launch = LaunchKind::kCooperative;
+}
+
+// The blocks of a split row's group wait for each other, so they must be resident together:
+// a cluster, or a cooperative grid.
+LaunchKind launch_kind_of(const KernelSpec& s) {
+  if (s.schedule != ScheduleKind::kSplitRow) return LaunchKind::kRegular;
+  return s.split.residency == GroupResidency::kCluster ? LaunchKind::kCluster : LaunchKind::kCooperative;
 }
 
 // For each opaque operation's result, the kernels that produce what it reads (the root's
@@ -466,6 +469,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       if (own.kind == ParamKind::kWorkspace && workspace_offset.count(v))
         k.params.push_back({ParamKind::kWorkspace, own.index, v, true});
     }
+    k.launch = launch_kind_of(k.spec);
     add_split_scratch(plan, k);
     plan.planned_bytes =
         add_traffic(add_traffic(plan.planned_bytes, k.spec.bytes_read), k.spec.bytes_written);

@@ -192,17 +192,24 @@ void BlockExecutor::abandon(Fiber& self) {
   std::abort();  // the block is dropped; its fibers are never resumed
 }
 
-void BlockExecutor::syncthreads(Fiber& self, fst_host_site site) {
-  self.state = FiberState::kBarrier;
+void BlockExecutor::arrive(Fiber& self, fst_host_site site, FiberState state, std::uint32_t& arrived,
+                           std::uint32_t& first, const char* barrier, const char* rule) {
+  self.state = state;
   self.site = site;
-  if (at_barrier_ == 0) {
-    first_at_barrier_ = self.linear;
-  } else if (fibers_[first_at_barrier_].site.call != site.call) {
-    error_ = block_name() + ": barrier divergence: " + describe_calls(self, fibers_[first_at_barrier_]) +
-             "; every thread of a block must reach the same __syncthreads";
+  if (arrived == 0) {
+    first = self.linear;
+  } else if (fibers_[first].site.call != site.call) {
+    error_ =
+        block_name() + ": " + barrier + " divergence: " + describe_calls(self, fibers_[first]) + "; " + rule;
     abandon(self);
   }
-  if (++at_barrier_ == count_) {
+  ++arrived;
+}
+
+void BlockExecutor::syncthreads(Fiber& self, fst_host_site site) {
+  arrive(self, site, FiberState::kBarrier, at_barrier_, first_at_barrier_, "barrier",
+         "every thread of a block must reach the same __syncthreads");
+  if (at_barrier_ == count_) {
     // Everyone arrived, so no other fiber is runnable: release all in the chosen order.
     at_barrier_ = 0;
     for (std::uint32_t i = 0; i < count_; ++i)
@@ -212,18 +219,10 @@ void BlockExecutor::syncthreads(Fiber& self, fst_host_site site) {
 }
 
 void BlockExecutor::cluster_sync(Fiber& self, fst_host_site site) {
-  self.state = FiberState::kClusterBarrier;
-  self.site = site;
-  if (at_cluster_barrier_ == 0) {
-    first_at_cluster_barrier_ = self.linear;
-  } else if (fibers_[first_at_cluster_barrier_].site.call != site.call) {
-    error_ = block_name() +
-             ": cluster barrier divergence: " + describe_calls(self, fibers_[first_at_cluster_barrier_]) +
-             "; every thread of a cluster must reach the same cluster barrier";
-    abandon(self);
-  }
+  arrive(self, site, FiberState::kClusterBarrier, at_cluster_barrier_, first_at_cluster_barrier_,
+         "cluster barrier", "every thread of a cluster must reach the same cluster barrier");
   // A block alone (no cluster) passes once all its threads are there.
-  if (++at_cluster_barrier_ == count_ && (cluster_ == nullptr || cluster_->size() <= 1)) release_cluster();
+  if (at_cluster_barrier_ == count_ && (cluster_ == nullptr || cluster_->size() <= 1)) release_cluster();
   suspend(self);
 }
 

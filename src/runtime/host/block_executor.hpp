@@ -119,6 +119,11 @@ class BlockExecutor {
   };
 
   [[noreturn]] static void run_fiber(void* fiber);
+  // `self` reaches a barrier at `site`: counted in `arrived` and checked against `first`, the
+  // thread whose call the others must match; a different call ends the block with
+  // "<barrier> divergence: ...; <rule>".
+  void arrive(Fiber& self, fst_host_site site, FiberState state, std::uint32_t& arrived, std::uint32_t& first,
+              const char* barrier, const char* rule);
   [[noreturn]] void exit(Fiber& self);
   // Gives the OS thread to the next runnable fiber, or back to the scheduler.
   void suspend(Fiber& self);

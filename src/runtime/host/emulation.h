@@ -125,28 +125,24 @@ static constexpr int warpSize = 32;
 
 /* ---- Synchronization ------------------------------------------------------------------- */
 namespace fst_host_detail {
-inline void syncthreads_at(unsigned int line, unsigned int call) {
+/* A synchronizing runtime service called at its site; the thread pointer is refreshed after
+   it, as after every call that may switch fibers. */
+inline void meet_at(void (*fst_host_api::*service)(fst_host_thread*, fst_host_site), unsigned int line,
+                    unsigned int call) {
   fst_host_thread* s = self;
-  bound_api()->syncthreads(s, fst_host_site{line, call});
+  (bound_api()->*service)(s, fst_host_site{line, call});
   self = s;
 }
 }  // namespace fst_host_detail
 /* Synchronizing calls are macros so each carries its call site. */
-#define __syncthreads() fst_host_detail::syncthreads_at(__LINE__, __COUNTER__)
+#define __syncthreads() fst_host_detail::meet_at(&fst_host_api::syncthreads, __LINE__, __COUNTER__)
 inline void __nanosleep(unsigned int ns) {
   fst_host_thread* s = fst_host_detail::self;
   fst_host_detail::bound_api()->nanosleep(s, ns);
   fst_host_detail::self = s;
 }
 /* Thread-block clusters along x: the blocks of a cluster are resident together. */
-namespace fst_host_detail {
-inline void cluster_sync_at(unsigned int line, unsigned int call) {
-  fst_host_thread* s = self;
-  bound_api()->cluster_sync(s, fst_host_site{line, call});
-  self = s;
-}
-}  // namespace fst_host_detail
-#define fst_host_cluster_sync() fst_host_detail::cluster_sync_at(__LINE__, __COUNTER__)
+#define fst_host_cluster_sync() fst_host_detail::meet_at(&fst_host_api::cluster_sync, __LINE__, __COUNTER__)
 template <class T>
 inline T* fst_host_cluster_map(T* shared, unsigned int rank) {
   return static_cast<T*>(fst_host_detail::bound_api()->cluster_map_shared(

@@ -79,29 +79,6 @@ void run_claimed_blocks(WorkerContext& worker, const KernelLaunch& launch, Launc
   }
 }
 
-// Runs blocks that are resident together in turns until all finish, so a thread spinning
-// with __nanosleep lets the others progress. False when one failed (recorded in `state`).
-bool run_together(WorkerContext& worker, std::vector<BlockExecutor*>& resident, LaunchState& state,
-                  bool others_may_hold_waited_blocks) {
-  while (!resident.empty() && !state.failed()) {
-    for (std::size_t i = 0; i < resident.size();) {
-      const BlockStatus status = resident[i]->run(worker.scheduler());
-      if (status == BlockStatus::kFailed) {
-        state.record(StatusCode::kLaunch, resident[i]->error());
-        return false;
-      }
-      if (status == BlockStatus::kFinished) {
-        resident.erase(resident.begin() + static_cast<std::ptrdiff_t>(i));
-      } else {
-        ++i;
-      }
-    }
-    // Blocks held by other workers may be what the sleeping threads wait for.
-    if (!resident.empty() && others_may_hold_waited_blocks) std::this_thread::yield();
-  }
-  return !state.failed();
-}
-
 // Runs the blocks of one cluster in turns until all finish; when every unfinished block
 // waits at the cluster barrier, releases them all. False when one failed (recorded).
 bool run_cluster(WorkerContext& worker, const KernelLaunch& launch,
@@ -176,7 +153,22 @@ void run_resident_blocks(WorkerContext& worker, const KernelLaunch& launch, Laun
     executor.start(launch, block_index(launch.grid, b));
     resident.push_back(&executor);
   }
-  run_together(worker, resident, state, tasks > 1);
+  while (!resident.empty() && !state.failed()) {
+    for (std::size_t i = 0; i < resident.size();) {
+      const BlockStatus status = resident[i]->run(worker.scheduler());
+      if (status == BlockStatus::kFailed) {
+        state.record(StatusCode::kLaunch, resident[i]->error());
+        break;
+      }
+      if (status == BlockStatus::kFinished) {
+        resident.erase(resident.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    // Blocks held by other workers may be what the sleeping threads wait for.
+    if (!resident.empty() && tasks > 1) std::this_thread::yield();
+  }
   worker.trim(kKeptExecutors);
 }
 
