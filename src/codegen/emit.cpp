@@ -124,6 +124,10 @@ class KernelEmitter {
     const Node& o = g_.node(operand);
     switch (n.op) {
       case OpKind::kBroadcast:
+        if (idx == kElement && vector_lane_ >= 0) {
+          const std::string lane = lane_broadcast_index(v, vector_lane_);
+          if (!lane.empty()) return lane;
+        }
         if (idx == kElement && is_member(operand) && s_.role(operand) == ValueRole::kRow &&
             row_shaped_operand(o.dims)) {
           return kRowIndex;
@@ -194,6 +198,8 @@ class KernelEmitter {
       if (idx == kElement && vector_lane_ >= 0 && vector_words_.count(v)) {
         stored = storage_from_bits(n.dtype, element_bits(v, vector_lane_));
       }
+      const std::string lane_bits = lane_broadcast_bits(v, idx);
+      if (!lane_bits.empty()) stored = storage_from_bits(n.dtype, lane_bits);
       const auto rv = row_vectors_.find(key);
       bool from_row_vector = false;
       if (vector_lane_ >= 0 && rv != row_vectors_.end()) {
@@ -510,6 +516,22 @@ class KernelEmitter {
   // Loaded values whose vector of the current step goes into the shared row cache.
   std::set<ValueId> shared_vector_stores_;
   std::set<std::string> aligned_ptrs_;
+  // Elementwise vector steps: the operand index at the step's first element of each
+  // broadcast whose lanes read consecutive (or one) operand indices (name, expression, the
+  // operand's element count), the broadcasts using them, the lane indices "(ebK + j)" of the
+  // contiguous ones, and the vectors loaded at a base, keyed by (loaded value, base).
+  struct LaneBase {
+    std::string name, index;
+    int64_t elements = 0;
+  };
+  struct LaneBroadcast {
+    size_t base = 0;
+    bool contiguous = false;
+  };
+  std::vector<LaneBase> lane_broadcast_bases_;
+  std::map<ValueId, LaneBroadcast> lane_broadcasts_;
+  std::map<std::string, size_t> lane_broadcast_indices_;
+  std::map<std::pair<ValueId, size_t>, std::string> lane_broadcast_vectors_;
   bool storing_elements_ = false;
   bool index32_ = false;                         // every index of the kernel fits in int
   std::string ix_ = "long long";                 // the type of row, c and f

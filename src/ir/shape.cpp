@@ -63,4 +63,12 @@ Dims row_major_strides(const Dims& dims) {
   return strides;
 }
 
+BroadcastLanes broadcast_lanes(const Dims& value, const Dims& operand, int lanes) {
+  // Lanes base..base+lanes-1 share every coordinate but the innermost when the innermost dim
+  // is a multiple of lanes; the innermost coordinate maps to the operand's unless broadcast.
+  if (lanes < 1 || value.empty() || value.back() % lanes != 0) return BroadcastLanes::kScattered;
+  const bool kept = !operand.empty() && operand.back() == value.back() && value.back() != 1;
+  return kept ? BroadcastLanes::kContiguous : BroadcastLanes::kUniform;
+}
+
 }  // namespace fstitch

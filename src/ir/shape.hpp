@@ -41,4 +41,13 @@ std::string dims_to_string(const Dims& dims);
 // Row-major strides of dims.
 Dims row_major_strides(const Dims& dims);
 
+// How `lanes` consecutive elements of a value broadcast from `operand` (numpy rules), the
+// first at a multiple of `lanes`, read the operand.
+enum class BroadcastLanes : uint8_t {
+  kScattered,   // any other way: each lane computes its own index
+  kContiguous,  // at consecutive indices (the innermost axis is kept and a multiple of lanes)
+  kUniform,     // all at one index (the innermost axis is broadcast and a multiple of lanes)
+};
+BroadcastLanes broadcast_lanes(const Dims& value, const Dims& operand, int lanes);
+
 }  // namespace fstitch

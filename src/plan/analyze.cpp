@@ -726,13 +726,22 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   };
   size_t best = mappings.size();
   double best_seconds = std::numeric_limits<double>::infinity();
+  int best_vector = 0;
   size_t last_applied = mappings.size();
   for (size_t i = 0; i < mappings.size(); ++i) {
     if (!apply(mappings[i])) continue;
     last_applied = i;
-    if (spec.est_seconds < best_seconds) {
+    // Estimates within the model's resolution are a tie, broken for the wider accesses: once
+    // bandwidth saturates the memory time cannot tell 8-byte from 16-byte vectors, which issue
+    // half the memory instructions and keep twice the bytes in flight per thread.
+    const bool faster = spec.est_seconds < best_seconds * (1 - kEstimateResolution);
+    const bool tied = !faster && spec.est_seconds <= best_seconds * (1 + kEstimateResolution);
+    const bool wins_tie = tied && (spec.vector_width > best_vector ||
+                                   (spec.vector_width == best_vector && spec.est_seconds < best_seconds));
+    if (faster || wins_tie) {
       best = i;
       best_seconds = spec.est_seconds;
+      best_vector = spec.vector_width;
     }
   }
   if (best == mappings.size()) {

@@ -92,6 +92,23 @@ int64_t ceil_div(int64_t a, int64_t b) {
 
 }  // namespace
 
+double sm_balance(int64_t units, int64_t grid, int sm_count, int blocks_per_sm) {
+  units = std::max<int64_t>(1, units);
+  grid = std::max<int64_t>(1, grid);
+  const int64_t sms = std::max(1, sm_count);
+  const int64_t capacity = sms * std::max(1, blocks_per_sm);
+  if (grid > capacity) {
+    // Later rounds take the blocks as SMs free up: the busiest block's rounds bound it.
+    const double ideal = static_cast<double>(units) / static_cast<double>(capacity);
+    return std::min(1.0, ideal / static_cast<double>(ceil_div(grid, capacity) * ceil_div(units, grid)));
+  }
+  // One wave, blocks dealt to the SMs in turn: SM 0 holds the most blocks, and the most of
+  // the first units % grid blocks, which take one unit more than the rest.
+  const int64_t used = std::min(sms, grid);
+  const int64_t busiest = ceil_div(grid, sms) * (units / grid) + ceil_div(units % grid, sms);
+  return std::min(1.0, static_cast<double>(units) / static_cast<double>(used) / static_cast<double>(busiest));
+}
+
 const char* occupancy_limit_name(OccupancyLimit limit) {
   switch (limit) {
     case OccupancyLimit::kThreads:
@@ -135,10 +152,13 @@ Occupancy occupancy(const ArchParams& a, int block_threads, int registers, size_
   return o;
 }
 
-int column_tile_registers(int reductions) {
-  // The base, two per accumulator, the margin: one vector per reduced row in flight, two deep
-  // (compiled column tiles use 32 to 38).
-  return 36 + 2 * std::max(1, reductions) + 10;
+int column_tile_registers(int reductions, int element_loads) {
+  // The base (indices, pointers, the loop), a 16-byte vector of each element input per
+  // reduced row in flight, two deep, two per accumulator and a margin. Compiled column tiles
+  // of one input and one reduction use 32 to 38 (40 lets six 256-thread blocks share an SM,
+  // where a higher estimate would plan five and leave a sixth of the device idle); the
+  // product of two f32 inputs, 48.
+  return 22 + 8 * std::max(1, element_loads) + 2 * std::max(1, reductions) + 8;
 }
 
 int estimate_registers(const Graph& g, const KernelSpec& s) {
@@ -156,9 +176,11 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
       regs += per_slot * static_cast<double>(s.elems_per_thread);
     }
   } else if (s.schedule == ScheduleKind::kColumnTile) {
-    int reductions = 0;
+    int reductions = 0, element_loads = 0;
     for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
-    return column_tile_registers(reductions);
+    for (ValueId v : s.loaded)
+      element_loads += element_count(g.node(v).dims) == element_count(s.domain) ? 1 : 0;
+    return column_tile_registers(reductions, element_loads);
   } else {
     // Vectors a thread issues before it uses them, beyond the four the base covers, each
     // element-shaped load taking about three registers per vector. The pass is a strided
@@ -228,12 +250,24 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
   for (ValueId v : s.inlined) k += op_instructions(g.node(v));  // recomputed at each element
   // Address arithmetic, the load or store and the conversion from or to a 16-bit type.
   auto access = [&](ValueId v) {
-    const DType t = g.node(v).dtype;
-    const double share = static_cast<double>(element_count(g.node(v).dims)) / domain;
-    const double conversion = t == DType::kF16 || t == DType::kBF16 ? 1 : 0;
-    return share * (3.0 / V + conversion);
+    const Node& n = g.node(v);
+    const double count = static_cast<double>(element_count(n.dims));
+    const double conversion = n.dtype == DType::kF16 || n.dtype == DType::kBF16 ? 1 : 0;
+    return count / domain * (3.0 / V + conversion);
   };
-  for (ValueId v : s.loaded) k += access(v);
+  // A smaller operand (gamma, a bias) is read at every element, in vectors where its lanes
+  // are consecutive (a row kernel's columns; an elementwise step whose lanes share the
+  // operand's row), else one load each; a row kernel reads a row-shaped one once per row.
+  auto broadcast_load = [&](ValueId v) {
+    const Node& n = g.node(v);
+    const int64_t count = element_count(n.dims);
+    if (count >= element_count(s.domain) || (!s.reduced_axes.empty() && count == s.rows)) return access(v);
+    const double conversion = n.dtype == DType::kF16 || n.dtype == DType::kBF16 ? 1 : 0;
+    const bool vectors = s.schedule != ScheduleKind::kElementwise ||
+                         broadcast_lanes(s.domain, n.dims, V) != BroadcastLanes::kScattered;
+    return (vectors ? 3.0 / V : 3.0) + conversion;
+  };
+  for (ValueId v : s.loaded) k += broadcast_load(v);
   for (ValueId v : s.stored) k += access(v) + (g.node(v).dtype == DType::kBF16 ? 3 : 0);
   k += 2.0 / V;  // the loop
   // Combining a row across its threads: shuffles, then shared memory across warps.
@@ -287,13 +321,11 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   const int64_t grid = std::max<int64_t>(1, s.grid_blocks);
   c.resident_blocks = std::min(grid, capacity);
   c.waves = static_cast<double>(grid) / static_cast<double>(capacity);
-  // Grid-stride loops: each block takes ceil(units / grid) units; blocks beyond the device's
-  // capacity run in later rounds. Balance = ideal time / the time of the busiest SM.
+  // Grid-stride loops: block b takes units b, b + grid, ...; blocks beyond the device's
+  // capacity run in later rounds. Balance = the mean SM's work / the busiest SM's.
   const int64_t units = work_units(g, s);
   const int64_t per_block = ceil_div(units, grid);
-  const int64_t rounds = ceil_div(grid, capacity);
-  const double ideal = static_cast<double>(units) / static_cast<double>(std::min(grid, capacity));
-  c.balance = std::min(1.0, ideal / static_cast<double>(rounds * per_block));
+  c.balance = sm_balance(units, grid, a.sm_count, c.occ.blocks_per_sm);
 
   const double threads = static_cast<double>(c.resident_blocks) * s.block_threads;
   // Threads with work: one per row lane, or one per vector step of an elementwise domain.
@@ -312,14 +344,33 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   c.bandwidth = std::max(1.0, std::min(peak, c.bytes_in_flight / a.memory_latency_seconds));
   const double bytes = static_cast<double>(s.bytes_read) + static_cast<double>(s.bytes_written);
   c.memory_seconds = std::max(bytes / peak, static_cast<double>(s.bytes_read) / c.bandwidth) / c.balance;
+  // The busiest block's own path: once the SM's other blocks are done it reads alone, at its
+  // own bytes in flight / latency. Past one wave the rounds already count it.
+  const double block_work_threads =
+      std::min<double>(s.block_threads, work_threads / static_cast<double>(grid));
+  const double unit_share = static_cast<double>(per_block) / static_cast<double>(units);
+  if (grid <= capacity) {
+    const double block_bandwidth =
+        std::max(1.0, block_work_threads * bytes_in_flight_per_thread(g, s) / a.memory_latency_seconds);
+    c.memory_seconds =
+        std::max(c.memory_seconds, static_cast<double>(s.bytes_read) * unit_share / block_bandwidth);
+  }
 
   const double sms = std::min<double>(
       a.sm_count, std::ceil(static_cast<double>(c.resident_blocks) / static_cast<double>(per_sm)));
   const double warps_per_sm = std::min(threads, active_threads) / std::max(1.0, sms) / 32;
-  const double issue = std::max(0.05, std::min(0.8, 0.8 * warps_per_sm / 16));
+  // A warp issues about a twentieth of an SM's lanes per clock on its own (dependent
+  // instructions wait on each other); sixteen warps or more keep it at 80%.
+  auto issue_of = [](double warps) { return std::max(0.05, std::min(0.8, 0.05 * warps)); };
+  const double issue = issue_of(warps_per_sm);
   const double instructions =
       instructions_per_element(g, s) * static_cast<double>(std::max<int64_t>(1, element_count(s.domain)));
   c.compute_seconds = instructions / (sms * a.lanes_issued_per_clock * a.clock_hz * issue) / c.balance;
+  if (grid <= capacity) {
+    const double block_issue = issue_of(std::ceil(block_work_threads / 32));
+    c.compute_seconds = std::max(
+        c.compute_seconds, instructions * unit_share / (a.lanes_issued_per_clock * a.clock_hz * block_issue));
+  }
 
   if (s.threads_per_row > 32 && s.schedule != ScheduleKind::kColumnTile) {
     // Two block barriers per reduction and row; other blocks on the SM hide part of them.

@@ -30,9 +30,9 @@ Occupancy occupancy(const ArchParams& arch, int block_threads, int registers, si
 // (the grid is sized from it: a low estimate would plan more resident blocks than fit).
 int estimate_registers(const Graph& graph, const KernelSpec& spec);
 
-// Registers of a column-tile thread with `reductions` accumulators (plan/schedule_columns.hpp
-// sizes its grid with it).
-int column_tile_registers(int reductions);
+// Registers of a column-tile thread with `reductions` accumulators and `element_loads`
+// element-shaped inputs (plan/schedule_columns.hpp sizes its grid with it).
+int column_tile_registers(int reductions, int element_loads);
 
 // Shared memory per block the kernel declares.
 size_t kernel_shared_bytes(const Graph& graph, const KernelSpec& spec);
@@ -49,12 +49,20 @@ double instructions_per_element(const Graph& graph, const KernelSpec& spec);
 // granule of its tail.
 int64_t work_units(const Graph& graph, const KernelSpec& spec);
 
+// Two estimates closer than this (relative) are a tie: the model does not resolve them.
+inline constexpr double kEstimateResolution = 0.01;
+
+// The mean SM's share of a grid-stride kernel's work over the busiest SM's: `units` work
+// units over `grid` blocks (block b takes units b, b + grid, ...), `blocks_per_sm` resident
+// per SM; blocks past one wave run in later rounds.
+double sm_balance(int64_t units, int64_t grid, int sm_count, int blocks_per_sm);
+
 struct CostBreakdown {
   Occupancy occ;
   int registers = 0;
   int64_t resident_blocks = 0;  // blocks of the grid resident at once
   double waves = 0;             // grid / resident capacity of the device
-  double balance = 1;           // useful work / work the slowest SM's share implies
+  double balance = 1;           // the mean SM's work / the busiest SM's (sm_balance)
   double bytes_in_flight = 0;   // across the device
   double bandwidth = 0;         // bytes per second the kernel can draw
   double memory_seconds = 0;

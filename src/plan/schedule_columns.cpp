@@ -60,8 +60,10 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
       shape.reduced *= spec.domain[i];
     }
   }
+  shape.element_loads = 0;
   for (ValueId v : spec.loaded) {
     shape.input_bytes += value_bytes(g, v);
+    if (element_count(g.node(v).dims) == element_count(spec.domain)) ++shape.element_loads;
     if (g.node(v).dims == spec.domain)
       shape.widest_element_bytes = std::max(shape.widest_element_bytes, dtype_size(g.node(v).dtype));
   }
@@ -103,8 +105,9 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
   return true;
 }
 
-int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions) {
-  const Occupancy occ = occupancy(arch, std::max(1, block_threads), column_tile_registers(reductions), 0);
+int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions, int element_loads) {
+  const Occupancy occ =
+      occupancy(arch, std::max(1, block_threads), column_tile_registers(reductions, element_loads), 0);
   return std::max(1, occ.blocks_per_sm);
 }
 
@@ -121,8 +124,8 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
   t.inner_tiles = ceil_div(shape.inner, t.tile_elements());
   t.tiles = shape.outer * t.inner_tiles;
 
-  const int64_t wave =
-      static_cast<int64_t>(arch.sm_count) * resident_blocks_per_sm(arch, t.block_threads, shape.reductions);
+  const int64_t wave = static_cast<int64_t>(arch.sm_count) *
+                       resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads);
   int64_t split = 1;
   if (t.tiles < wave) {
     // As many work items as one wave holds, not more: 1088 items on 1056 resident blocks would

@@ -30,6 +30,7 @@ struct ColumnShape {
   size_t accumulator_bytes = 0;     // sum over the kernel's reductions of their accumulator size
   int max_vector = 8;               // most elements per thread along the inner axis
   int reductions = 1;               // accumulators per thread (they set its registers)
+  int element_loads = 1;            // element-shaped inputs (their vectors in flight too)
 };
 
 // How a column tile runs. A tile is one outer index and `lanes * vector` inner elements; a
@@ -51,8 +52,10 @@ struct ColumnTiling {
 };
 
 // Blocks resident per SM at `block_threads`, by the thread limit and the registers of a
-// column-tile thread with `reductions` accumulators (plan/cost_model.hpp).
-int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions = 1);
+// column-tile thread with `reductions` accumulators and `element_loads` element inputs
+// (plan/cost_model.hpp).
+int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions = 1,
+                           int element_loads = 1);
 
 // The tiling for `shape` on `arch`: at least one full wave of blocks when the work allows,
 // each chunk long enough that the partials (written and read once, S x tiles x tile elements

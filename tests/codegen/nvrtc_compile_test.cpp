@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "jit/kernel_cache.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/plan.hpp"
+#include "plan/schedule_columns.hpp"
 
 namespace fstitch {
 namespace {
@@ -163,7 +165,8 @@ TEST(NvrtcCompile, MovementKernelsCompile) {
 }
 
 // Column-tile kernels, split across blocks and not, with 16-byte and scalar lanes, a prologue,
-// an element output and a bf16 epilogue, for sm_80 and sm_90: they compile without spills.
+// an element output and a bf16 epilogue, for sm_80 and sm_90: they compile without spills,
+// within the occupancy the tiling sized its wave for.
 TEST(NvrtcCompile, ColumnTileKernelsCompile) {
   struct Case {
     Dims dims;
@@ -180,6 +183,12 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
   };
   std::vector<jit::CompileRequest> requests;
   std::vector<std::string> labels;
+  struct ColumnTileKernel {
+    std::string name;
+    int block_threads = 0;
+    int element_loads = 0;
+  };
+  std::vector<ColumnTileKernel> column_tiles;
   for (const Case& c : cases) {
     Graph g;
     const ValueId x = build_input(g, "x", c.dtype, c.dims);
@@ -190,10 +199,15 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
     build_output(g, "e", e);
     for (int sm : {80, 90}) {
       const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
-      bool column_tile = false;
-      for (const PlannedKernel& k : p.kernels)
-        column_tile = column_tile || k.spec.schedule == ScheduleKind::kColumnTile;
-      ASSERT_TRUE(column_tile) << dump_plan(g, p);
+      ColumnTileKernel column_tile;
+      for (const PlannedKernel& k : p.kernels) {
+        if (k.spec.schedule != ScheduleKind::kColumnTile) continue;
+        column_tile = {k.name, k.spec.block_threads, 0};
+        for (ValueId v : k.spec.loaded)
+          column_tile.element_loads += element_count(g.node(v).dims) == element_count(k.spec.domain) ? 1 : 0;
+      }
+      ASSERT_GT(column_tile.block_threads, 0) << dump_plan(g, p);
+      column_tiles.push_back(column_tile);
       jit::CompileRequest request;
       request.source = emit_module(g, p);
       request.name = "column_tile.cu";
@@ -211,6 +225,14 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
       EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
       EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
       EXPECT_LE(f.registers, 128) << f.name << "\n" << modules[i]->log;
+      // The tiling sized its wave at the estimated registers: the compiled ones allow it.
+      const ColumnTileKernel& tile = column_tiles[i];
+      if (f.name == tile.name) {
+        const ArchParams arch = *arch_params(requests[i].arch);
+        EXPECT_GE(occupancy(arch, tile.block_threads, f.registers, 0).blocks_per_sm,
+                  resident_blocks_per_sm(arch, tile.block_threads, 1, tile.element_loads))
+            << f.registers << " registers";
+      }
     }
   }
 }

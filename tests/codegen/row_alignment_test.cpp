@@ -89,6 +89,9 @@ TEST(RowAlignment, MisalignedPointersGiveTheAlignedResultsBitForBit) {
       {softmax_scale_mask, "softmax_scale_mask", 64, 4096, DType::kF16},
       {rms_norm, "rms_norm", 400, 1000, DType::kF32},
       {bias_residual_layer_norm, "bias_residual_layer_norm", 200, 4096, DType::kBF16},
+      // Elementwise, with the bias read in vectors beside the rows.
+      {gelu_bias, "gelu_bias", 300, 1024, DType::kBF16},
+      {gelu_bias, "gelu_bias", 33, 768, DType::kF32},
   };
   ContextHandle context = host_backend_context();
   for (const Case& c : cases) {
