@@ -412,3 +412,19 @@ def _layer_norm(cx: Any, node: Any, x: Any, normalized_shape: Any, weight: Any, 
         cx.as_value(mean, mean_meta.dtype).reshape(tuple(mean_meta.shape)),
         cx.as_value(rstd, rstd_meta.dtype).reshape(tuple(rstd_meta.shape)),
     ]
+
+
+@_converts(aten._softmax.default, aten._log_softmax.default)
+def _softmax(cx: Any, node: Any, x: Any, dim: int, half_to_float: bool) -> Any:
+    result = cx.result_dtype(node)
+    compute = torch.float64 if result is torch.float64 else torch.float32
+    value = cx.as_value(x, compute)
+    axis = _dim(dim, value.ndim) if value.ndim else 0
+    if value.ndim == 0:
+        return cx.as_value(value * 0.0 + (0.0 if node.target is aten._log_softmax.default else 1.0), result)
+    shifted = value - value.max(axis=axis, keepdims=True)
+    exponentials = shifted.exp()
+    total = exponentials.sum(axis=axis, keepdims=True)
+    if node.target is aten._log_softmax.default:
+        return cx.as_value(shifted - total.log(), result)
+    return cx.as_value(exponentials / total, result)

@@ -93,7 +93,10 @@ class CompiledGraph:
         self.plans: dict[tuple[Any, ...], Lowered | _Fallback] = {}
         counters["graphs"] += 1
 
-    def __call__(self, args: list[Any]) -> Any:
+    def __call__(self, *given: Any) -> Any:
+        # Boxed (one list) as aot_autograd calls forward graphs; unpacked through the
+        # wrapper it puts around backward compilers. Graph arguments are never lists.
+        args = list(given[0]) if len(given) == 1 and isinstance(given[0], list) else list(given)
         key = signature(args)
         plan = self.plans.get(key)
         if plan is None:
