@@ -7,6 +7,7 @@ import io
 import re
 
 import numpy as np
+import pytest
 from helpers import F32_LIMIT, README, assert_close, layer_norm
 
 
@@ -14,8 +15,8 @@ def python_blocks():
     return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
 
-def test_the_readme_has_two_python_examples():
-    assert len(python_blocks()) == 2
+def test_the_readme_has_three_python_examples():
+    assert len(python_blocks()) == 3
 
 
 def test_the_readme_example(monkeypatch, cache_dir):
@@ -49,3 +50,26 @@ def test_the_readme_opaque_example(monkeypatch, cache_dir):
     assert_close(namespace["y"], expected, F32_LIMIT)
     assert_close(namespace["reference"], expected, F32_LIMIT)
     assert printed.getvalue().splitlines() == ["['kernel', 'opaque', 'kernel']"]
+
+
+@pytest.mark.torch
+def test_the_readme_torch_example(monkeypatch, cache_dir):
+    torch = pytest.importorskip("torch", reason="the torch example needs PyTorch")
+    import fstitch.torch
+
+    monkeypatch.setenv("FSTITCH_CACHE_DIR", cache_dir)
+    torch._dynamo.reset()
+    fstitch.torch.reset_counters()
+    namespace = {"__name__": "readme_torch_example"}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(python_blocks()[2], "README.md", "exec"), namespace)  # noqa: S102 - the documented example
+    torch._dynamo.reset()
+    model, y = namespace["model"], namespace["y"]
+    assert y.shape == (8, 256)
+    assert fstitch.torch.counters["fallbacks"] == 0 and fstitch.torch.counters["compiles"] >= 2
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        assert torch.allclose(torch.compile(model, backend="fstitch")(x), model(x), atol=1e-5)
+    torch._dynamo.reset()
+    assert "fused kernel(s)" in printed.getvalue()

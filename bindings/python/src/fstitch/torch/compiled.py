@@ -1,0 +1,141 @@
+"""The callable the backend hands torch for one ATen graph: a cache of lowered plans by
+input signature, the run of a plan on the host backend, and the fallback to torch."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any, Callable
+
+import torch
+import torch.utils._pytree as pytree
+
+from .lowering import Lowered, Lowering
+from .opaque_ops import run_opaque
+from .options import Options, host_context, logger
+from .tensors import from_numpy, to_numpy
+
+#: Events of the backend since the process started (or reset_counters()): "graphs" (ATen
+#: graphs handed over by torch), "compiles" (graphs lowered and fused for a new input
+#: signature), "cache_hits" (calls that found their plan), "fallbacks" (signatures run by
+#: torch, with the reason logged).
+counters: Counter = Counter()
+
+
+def reset_counters() -> None:
+    counters.clear()
+
+
+def signature(args: list[Any]) -> tuple[Any, ...]:
+    """What a plan depends on: each tensor's shape, dtype and device, each scalar's value.
+    (Strides do not matter: fstitch reads every input as a dense row-major copy.)"""
+    key = []
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            key.append((tuple(arg.shape), arg.dtype, arg.device.type))
+        elif isinstance(arg, (int, float, bool)) or arg is None:
+            key.append((type(arg).__name__, arg))
+        else:
+            key.append(type(arg).__name__)
+    return tuple(key)
+
+
+class _Fallback:
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def run_lowered(lowered: Lowered, args: list[Any]) -> Any:
+    """Runs a lowered plan on `args`; returns the FX graph's output structure."""
+    fused: list[Any] = []
+    if lowered.fusion is not None:
+        arrays = [to_numpy(args[position]) for position in lowered.input_positions]
+        memo: dict[str, Any] = {}
+        opaque = None
+        if lowered.opaque:
+            def opaque(call: Any) -> None:
+                run_opaque(lowered.opaque, memo, call)
+        fused = lowered.fusion.run(arrays, opaque=opaque)
+    results = []
+    for kind, where in lowered.output_sources:
+        if kind == "fused":
+            results.append(from_numpy(fused[where], lowered.output_dtypes[where]))
+        elif kind == "arg":
+            results.append(args[where])
+        elif kind == "copy":
+            results.append(args[where].clone())
+        elif kind == "constant":
+            results.append(where.clone())
+        else:
+            results.append(where)
+    return pytree.tree_unflatten(results, lowered.output_spec)
+
+
+class CompiledGraph:
+    """Runs `gm` (an ATen graph from aot_autograd) through fstitch, one plan per signature.
+
+    `on_lowered`, when given, receives (role, Lowered) after each new lowering (explain).
+    """
+
+    _boxed_call = True  # aot_autograd passes the arguments as one list
+
+    def __init__(
+        self,
+        gm: torch.fx.GraphModule,
+        options: Options,
+        role: str,
+        on_lowered: Callable[[str, Lowered], None] | None = None,
+    ) -> None:
+        self.gm = gm
+        self.options = options
+        self.role = role
+        self.on_lowered = on_lowered
+        self.plans: dict[tuple[Any, ...], Lowered | _Fallback] = {}
+        counters["graphs"] += 1
+
+    def __call__(self, *given: Any) -> Any:
+        # Boxed (one list) as aot_autograd calls forward graphs; unpacked through the
+        # wrapper it puts around backward compilers. Graph arguments are never lists.
+        args = list(given[0]) if len(given) == 1 and isinstance(given[0], list) else list(given)
+        key = signature(args)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self._lower(args, key)
+        else:
+            counters["cache_hits"] += 1
+        if isinstance(plan, _Fallback):
+            return self.gm(*args)
+        try:
+            return run_lowered(plan, args)
+        except Exception as error:  # noqa: BLE001 - the model must not fail: torch runs it
+            self._fall_back(key, f"the fused run failed: {error}")
+            return self.gm(*args)
+
+    def _lower(self, args: list[Any], key: tuple[Any, ...]) -> Lowered | _Fallback:
+        start = time.perf_counter()
+        try:
+            context = host_context(self.options.log_level)
+            lowered = Lowering(self.gm, args, context).lower(self.options.policy, self.options.target)
+        except Exception as error:  # noqa: BLE001 - whatever fails here, torch runs the graph
+            return self._fall_back(key, str(error) or type(error).__name__)
+        counters["compiles"] += 1
+        self.plans[key] = lowered
+        kernels = len(lowered.fusion.kernels) if lowered.fusion is not None else 0
+        logger.info(
+            "%s graph: %d ATen ops -> %d kernel(s) and %d opaque op(s) in %.2f s",
+            self.role,
+            sum(lowered.aten_ops.values()),
+            kernels,
+            len(lowered.opaque_ops),
+            time.perf_counter() - start,
+        )
+        if self.on_lowered is not None:
+            self.on_lowered(self.role, lowered)
+        return lowered
+
+    def _fall_back(self, key: tuple[Any, ...], reason: str) -> _Fallback:
+        counters["fallbacks"] += 1
+        logger.warning("%s graph runs with torch: %s", self.role, reason)
+        fallback = _Fallback(reason)
+        self.plans[key] = fallback
+        return fallback

@@ -1,0 +1,71 @@
+"""Options of the backend (torch.compile(..., options={...})) and the contexts they need."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ..context import Context
+from ..enums import LogLevel
+
+logger = logging.getLogger("fstitch.torch")
+
+_POLICIES = ("stitch", "loop", "none")
+_LOG_LEVELS = ("off", "error", "warn", "info", "debug", "trace")
+_TARGETS = (80, 90)
+
+
+@dataclass(frozen=True)
+class Options:
+    """policy: the fusion policy; target: the architecture planned for (80, 90, or None for
+    the default); log_level: the library's messages at or above it go to the logger
+    "fstitch.torch"."""
+
+    policy: str = "stitch"
+    target: int | None = None
+    log_level: str = "warn"
+
+    @classmethod
+    def parse(cls, options: dict[str, Any]) -> Options:
+        known = {"policy", "target", "log_level"}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(
+                f"fstitch backend: unknown option(s) {', '.join(unknown)}; "
+                f"the options are {', '.join(sorted(known))}"
+            )
+        parsed = cls(**options)
+        if parsed.policy not in _POLICIES:
+            raise ValueError(f"fstitch backend: policy {parsed.policy!r} is not one of {_POLICIES}")
+        if parsed.log_level not in _LOG_LEVELS:
+            raise ValueError(f"fstitch backend: log_level {parsed.log_level!r} is not one of {_LOG_LEVELS}")
+        if parsed.target is not None and parsed.target not in _TARGETS:
+            raise ValueError(f"fstitch backend: target {parsed.target!r} is not one of {_TARGETS}")
+        return parsed
+
+
+_PYTHON_LEVELS = {
+    LogLevel.ERROR: logging.ERROR,
+    LogLevel.WARN: logging.WARNING,
+    LogLevel.INFO: logging.INFO,
+    LogLevel.DEBUG: logging.DEBUG,
+    LogLevel.TRACE: logging.DEBUG,
+}
+
+
+def _forward_to_logger(level: LogLevel, message: str) -> None:
+    logger.log(_PYTHON_LEVELS.get(level, logging.INFO), "libfstitch: %s", message)
+
+
+_contexts: dict[str, Context] = {}
+_contexts_lock = threading.Lock()
+
+
+def host_context(log_level: str) -> Context:
+    """The process's host-backend context for `log_level` (made once; contexts are thread-safe)."""
+    with _contexts_lock:
+        if log_level not in _contexts:
+            _contexts[log_level] = Context(backend="host", log_level=log_level, log=_forward_to_logger)
+        return _contexts[log_level]

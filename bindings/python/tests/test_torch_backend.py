@@ -1,0 +1,246 @@
+"""torch.compile(backend="fstitch") on small modules and Hugging Face blocks (random weights,
+built from configs), on CPU tensors through the host backend, against eager."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the torch backend tests need PyTorch")
+import fstitch.torch as fst_torch  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+F32_LIMIT = 1e-5
+GRAD_LIMIT = 1e-4
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch, cache_dir):
+    monkeypatch.setenv("FSTITCH_CACHE_DIR", cache_dir)
+    torch._dynamo.reset()
+    fst_torch.reset_counters()
+    torch.manual_seed(0)
+    yield
+    torch._dynamo.reset()
+
+
+def relative_l2(actual, expected) -> float:
+    a, e = actual.detach().double(), expected.detach().double()
+    assert a.shape == e.shape
+    if torch.isnan(a).any():
+        return float("inf")
+    return float((a - e).norm() / e.norm().clamp_min(1e-30))
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, hidden=64):
+        super().__init__()
+        self.up = torch.nn.Linear(hidden, 4 * hidden)
+        self.down = torch.nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x):
+        return self.down(torch.nn.functional.gelu(self.up(x)))
+
+
+class NormBlock(torch.nn.Module):
+    def __init__(self, hidden=64):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(hidden)
+        self.mlp = MLP(hidden)
+
+    def forward(self, x):
+        return x + self.mlp(self.norm(x))
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, hidden=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.out = torch.nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-1, -2)) / (h // self.heads) ** 0.5
+        attention = torch.softmax(scores, dim=-1) @ v
+        return self.out(attention.transpose(1, 2).reshape(b, s, h))
+
+
+def check_inference(model, *inputs):
+    model.eval()
+    with torch.no_grad():
+        expected = model(*inputs)
+        compiled = torch.compile(model, backend="fstitch")
+        actual = compiled(*inputs)
+    assert fst_torch.counters["fallbacks"] == 0
+    assert fst_torch.counters["compiles"] >= 1
+    return actual, expected
+
+
+@pytest.mark.parametrize("module", [MLP, NormBlock, Attention])
+def test_small_modules_match_eager(module):
+    actual, expected = check_inference(module(), torch.randn(2, 32, 64))
+    assert relative_l2(actual, expected) < F32_LIMIT
+
+
+def test_matmuls_are_opaque_and_softmax_is_fused():
+    report = fst_torch.explain(Attention().eval(), torch.randn(2, 32, 64))
+    (graph,) = report.graphs
+    assert "aten.bmm.default" in graph.opaque_ops and "aten.addmm.default" in graph.opaque_ops
+    assert "aten._softmax.default" in graph.aten_ops and "aten._softmax.default" not in graph.opaque_ops
+    assert 1 <= len(graph.kernels) and graph.planned_bytes >= graph.lower_bound_bytes > 0
+    assert "kernel" in str(report) and report.fallbacks == []
+
+
+@pytest.mark.parametrize("module", [MLP, NormBlock])
+def test_a_training_step_matches_eager(module):
+    model = module()
+    twin = module()
+    twin.load_state_dict(model.state_dict())
+    x = torch.randn(2, 32, 64)
+    target = torch.randn(2, 32, 64)
+    compiled = torch.compile(twin, backend="fstitch")
+    for net in (model, compiled):
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        loss = ((net(x) - target) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+    roles = fst_torch.counters
+    assert roles["fallbacks"] == 0 and roles["compiles"] >= 2  # forward and backward
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert relative_l2(q.grad, p.grad) < GRAD_LIMIT, name
+        assert relative_l2(q, p) < GRAD_LIMIT, name
+
+
+def test_the_second_call_compiles_nothing_and_a_new_batch_compiles_once():
+    model = NormBlock().eval()
+    compiled = torch.compile(model, backend="fstitch")
+    with torch.no_grad():
+        compiled(torch.randn(2, 32, 64))
+        assert fst_torch.counters["compiles"] == 1
+        compiled(torch.randn(2, 32, 64))
+        assert fst_torch.counters["compiles"] == 1 and fst_torch.counters["cache_hits"] == 1
+        x = torch.randn(3, 32, 64)
+        assert relative_l2(compiled(x), model(x)) < F32_LIMIT
+        assert fst_torch.counters["compiles"] == 2
+
+
+def test_an_unsupported_dtype_falls_back_and_says_so(caplog):
+    def rotate(x, angle):
+        return torch.view_as_real(torch.view_as_complex(x) * torch.exp(1j * angle)).sum(-1) + 1
+
+    x, angle = torch.randn(4, 8, 2), torch.randn(4, 8)
+    with caplog.at_level(logging.WARNING, logger="fstitch.torch"):
+        actual = torch.compile(rotate, backend="fstitch")(x, angle)
+    assert relative_l2(actual, rotate(x, angle)) < F32_LIMIT
+    assert fst_torch.counters["fallbacks"] >= 1
+    assert any("runs with torch" in r.getMessage() and "complex" in r.getMessage() for r in caplog.records)
+
+
+def test_options_reach_the_planner_and_bad_options_are_named():
+    model = NormBlock().eval()
+    x = torch.randn(2, 32, 64)
+    stitched = fst_torch.explain(model, x)
+    unfused = fst_torch.explain(model, x, policy="none")
+    assert len(unfused.graphs[0].kernels) > len(stitched.graphs[0].kernels)
+    with pytest.raises(ValueError, match="unknown option"):
+        fst_torch.explain(model, x, polciy="none")
+
+
+# -- Hugging Face blocks, from configs with random weights ----------------------------------
+
+transformers = pytest.importorskip("transformers", reason="the model tests need transformers")
+
+
+def _config(cls, **kwargs):
+    config = cls(**kwargs)
+    config._attn_implementation = "eager"
+    return config
+
+
+def bert_layer():
+    from transformers.models.bert.modeling_bert import BertConfig, BertLayer
+
+    config = _config(BertConfig, hidden_size=128, num_attention_heads=4, intermediate_size=256,
+                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return BertLayer(config), lambda x: (x,)
+
+
+def gpt2_block():
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Block, GPT2Config
+
+    config = _config(GPT2Config, n_embd=128, n_head=4, n_positions=64, resid_pdrop=0.0,
+                     embd_pdrop=0.0, attn_pdrop=0.0)
+    return GPT2Block(config), lambda x: (x,)
+
+
+def llama_layer():
+    from transformers.models.llama.modeling_llama import (
+        LlamaConfig,
+        LlamaDecoderLayer,
+        LlamaRotaryEmbedding,
+    )
+
+    config = _config(LlamaConfig, hidden_size=128, num_attention_heads=4, num_key_value_heads=2,
+                     intermediate_size=256, max_position_embeddings=64)
+    rotary = LlamaRotaryEmbedding(config)
+
+    def arguments(x):
+        positions = torch.arange(x.shape[1]).unsqueeze(0).expand(x.shape[0], -1)
+        return (x,), {"position_embeddings": rotary(x, positions), "attention_mask": None}
+
+    return LlamaDecoderLayer(config, layer_idx=0), arguments
+
+
+class Wrapped(torch.nn.Module):
+    def __init__(self, block, arguments):
+        super().__init__()
+        self.block = block
+        self.arguments = arguments
+
+    def forward(self, x):
+        made = self.arguments(x)
+        args, kwargs = made if isinstance(made, tuple) and len(made) == 2 and isinstance(made[1], dict) else (made, {})
+        out = self.block(*args, **kwargs)
+        return out[0] if isinstance(out, tuple) else out
+
+
+@pytest.mark.parametrize("make", [bert_layer, gpt2_block, llama_layer])
+def test_hugging_face_blocks_match_eager(make):
+    model = Wrapped(*make())
+    actual, expected = check_inference(model, torch.randn(2, 32, 128))
+    assert relative_l2(actual, expected) < F32_LIMIT
+
+
+# Kernels beyond the ideal count that the planner launches today (BERT 8 of 8, GPT-2 7 of
+# 8 by packing independent regions, LLaMA 9 of 7); the goal is none.
+PARTITION_MARGIN = 2
+
+
+@pytest.mark.parametrize("make", [bert_layer, gpt2_block, llama_layer])
+def test_hugging_face_partitions_are_near_the_ideal(make):
+    model = Wrapped(*make()).eval()
+    with torch.no_grad():
+        report = fst_torch.explain(model, torch.randn(2, 32, 128))
+    assert report.fallbacks == []
+    (graph,) = report.graphs
+    assert 1 <= len(graph.kernels) <= graph.ideal_kernels + PARTITION_MARGIN, str(graph)
+    assert graph.planned_bytes >= graph.lower_bound_bytes > 0
+    assert all(op in ("aten.mm.default", "aten.bmm.default", "aten.addmm.default") for op in graph.opaque_ops)
+
+
+def test_a_llama_layer_trains_as_in_eager():
+    # BERT is not here yet: its backward plan computes wrong values (test_opaque_plan_repro.py).
+    model = Wrapped(*llama_layer())
+    twin = Wrapped(*llama_layer())
+    twin.load_state_dict(model.state_dict())
+    x = torch.randn(2, 32, 128)
+    compiled = torch.compile(twin, backend="fstitch")
+    for net in (model, compiled):
+        net(x).square().mean().backward()
+    assert fst_torch.counters["fallbacks"] == 0 and fst_torch.counters["compiles"] >= 2
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert relative_l2(q.grad, p.grad) < GRAD_LIMIT, name
