@@ -233,7 +233,7 @@ def test_hugging_face_partitions_are_near_the_ideal(make):
 
 
 def test_a_llama_layer_trains_as_in_eager():
-    # BERT is not here yet: its backward plan computes wrong values (test_opaque_plan_repro.py).
+    # BERT is not here yet: its gradients through the backend differ from eager (README, known problem).
     model = Wrapped(*llama_layer())
     twin = Wrapped(*llama_layer())
     twin.load_state_dict(model.state_dict())
