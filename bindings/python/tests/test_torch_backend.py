@@ -232,15 +232,32 @@ def test_hugging_face_partitions_are_near_the_ideal(make):
     assert all(op in ("aten.mm.default", "aten.bmm.default", "aten.addmm.default") for op in graph.opaque_ops)
 
 
-def test_a_llama_layer_trains_as_in_eager():
-    # BERT is not here yet: its gradients through the backend differ from eager (README, known problem).
-    model = Wrapped(*llama_layer())
-    twin = Wrapped(*llama_layer())
+# A fixed projection of the output as the loss: a sum of squares after BERT's final
+# LayerNorm (unit weight, zero bias at initialization) is constant per row, so every gradient
+# before that LayerNorm would be rounding noise and no comparison could hold. Gradients that
+# are zero in exact arithmetic are left out: the key bias cancels in the softmax.
+EXACTLY_ZERO_GRADIENTS = ("attention.self.key.bias",)
+
+
+def projection_loss(y):
+    return (y * torch.linspace(-1.0, 1.0, y.numel()).reshape(y.shape)).sum()
+
+
+@pytest.mark.parametrize("make", [bert_layer, gpt2_block, llama_layer])
+def test_hugging_face_blocks_train_as_in_eager(make):
+    torch.manual_seed(0)
+    model = Wrapped(*make())
+    twin = Wrapped(*make())
     twin.load_state_dict(model.state_dict())
     x = torch.randn(2, 32, 128)
     compiled = torch.compile(twin, backend="fstitch")
     for net in (model, compiled):
-        net(x).square().mean().backward()
+        projection_loss(net(x)).backward()
     assert fst_torch.counters["fallbacks"] == 0 and fst_torch.counters["compiles"] >= 2
+    compared = 0
     for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        if name.endswith(EXACTLY_ZERO_GRADIENTS):
+            continue
         assert relative_l2(q.grad, p.grad) < GRAD_LIMIT, name
+        compared += 1
+    assert compared >= 8
