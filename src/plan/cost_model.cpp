@@ -152,6 +152,12 @@ Occupancy occupancy(const ArchParams& a, int block_threads, int registers, size_
   return o;
 }
 
+int element_shaped_loads(const Graph& g, const KernelSpec& s) {
+  int loads = 0;
+  for (ValueId v : s.loaded) loads += element_count(g.node(v).dims) == element_count(s.domain) ? 1 : 0;
+  return loads;
+}
+
 int column_tile_registers(int reductions, int element_loads) {
   // The base (indices, pointers, the loop), a 16-byte vector of each element input per
   // reduced row in flight, two deep, two per accumulator and a margin. Compiled column tiles
@@ -176,20 +182,16 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
       regs += per_slot * static_cast<double>(s.elems_per_thread);
     }
   } else if (s.schedule == ScheduleKind::kColumnTile) {
-    int reductions = 0, element_loads = 0;
+    int reductions = 0;
     for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
-    for (ValueId v : s.loaded)
-      element_loads += element_count(g.node(v).dims) == element_count(s.domain) ? 1 : 0;
-    return column_tile_registers(reductions, element_loads);
+    return column_tile_registers(reductions, element_shaped_loads(g, s));
   } else {
     // Vectors a thread issues before it uses them, beyond the four the base covers, each
     // element-shaped load taking about three registers per vector. The pass is a strided
     // loop: ptxas unrolls a few steps, not a long row's hundreds (a 50257-wide row of 256
     // threads compiles to 30-32 registers, f32 or bf16, in shared memory or re-read), so
     // at most eight vectors count.
-    int element_loads = 0;
-    for (ValueId v : s.loaded)
-      element_loads += element_count(g.node(v).dims) == element_count(s.domain) ? 1 : 0;
+    const int element_loads = element_shaped_loads(g, s);
     const double vectors = std::min(8.0, std::ceil(static_cast<double>(s.elems_per_thread) / V));
     regs += 3.0 * std::max(0.0, vectors - 4) * std::max(1, element_loads);
   }
@@ -249,11 +251,12 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
   }
   for (ValueId v : s.inlined) k += op_instructions(g.node(v));  // recomputed at each element
   // Address arithmetic, the load or store and the conversion from or to a 16-bit type.
+  auto conversion = [&](ValueId v) {
+    const DType t = g.node(v).dtype;
+    return t == DType::kF16 || t == DType::kBF16 ? 1.0 : 0.0;
+  };
   auto access = [&](ValueId v) {
-    const Node& n = g.node(v);
-    const double count = static_cast<double>(element_count(n.dims));
-    const double conversion = n.dtype == DType::kF16 || n.dtype == DType::kBF16 ? 1 : 0;
-    return count / domain * (3.0 / V + conversion);
+    return static_cast<double>(element_count(g.node(v).dims)) / domain * (3.0 / V + conversion(v));
   };
   // A smaller operand (gamma, a bias) is read at every element, in vectors where its lanes
   // are consecutive (a row kernel's columns; an elementwise step whose lanes share the
@@ -262,10 +265,9 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
     const Node& n = g.node(v);
     const int64_t count = element_count(n.dims);
     if (count >= element_count(s.domain) || (!s.reduced_axes.empty() && count == s.rows)) return access(v);
-    const double conversion = n.dtype == DType::kF16 || n.dtype == DType::kBF16 ? 1 : 0;
     const bool vectors = s.schedule != ScheduleKind::kElementwise ||
                          broadcast_lanes(s.domain, n.dims, V) != BroadcastLanes::kScattered;
-    return (vectors ? 3.0 / V : 3.0) + conversion;
+    return (vectors ? 3.0 / V : 3.0) + conversion(v);
   };
   for (ValueId v : s.loaded) k += broadcast_load(v);
   for (ValueId v : s.stored) k += access(v) + (g.node(v).dtype == DType::kBF16 ? 3 : 0);

@@ -30,6 +30,9 @@ Occupancy occupancy(const ArchParams& arch, int block_threads, int registers, si
 // (the grid is sized from it: a low estimate would plan more resident blocks than fit).
 int estimate_registers(const Graph& graph, const KernelSpec& spec);
 
+// Loaded values of the kernel with one element per element of its domain (not broadcast).
+int element_shaped_loads(const Graph& graph, const KernelSpec& spec);
+
 // Registers of a column-tile thread with `reductions` accumulators and `element_loads`
 // element-shaped inputs (plan/schedule_columns.hpp sizes its grid with it).
 int column_tile_registers(int reductions, int element_loads);

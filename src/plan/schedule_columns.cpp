@@ -60,10 +60,9 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
       shape.reduced *= spec.domain[i];
     }
   }
-  shape.element_loads = 0;
+  shape.element_loads = element_shaped_loads(g, spec);
   for (ValueId v : spec.loaded) {
     shape.input_bytes += value_bytes(g, v);
-    if (element_count(g.node(v).dims) == element_count(spec.domain)) ++shape.element_loads;
     if (g.node(v).dims == spec.domain)
       shape.widest_element_bytes = std::max(shape.widest_element_bytes, dtype_size(g.node(v).dtype));
   }

@@ -202,9 +202,7 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
       ColumnTileKernel column_tile;
       for (const PlannedKernel& k : p.kernels) {
         if (k.spec.schedule != ScheduleKind::kColumnTile) continue;
-        column_tile = {k.name, k.spec.block_threads, 0};
-        for (ValueId v : k.spec.loaded)
-          column_tile.element_loads += element_count(g.node(v).dims) == element_count(k.spec.domain) ? 1 : 0;
+        column_tile = {k.name, k.spec.block_threads, element_shaped_loads(g, k.spec)};
       }
       ASSERT_GT(column_tile.block_threads, 0) << dump_plan(g, p);
       column_tiles.push_back(column_tile);
