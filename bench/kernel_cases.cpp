@@ -15,9 +15,11 @@ struct Shape2 {
 // size 768 and its MLP width 3072.
 constexpr Shape2 kSm90Shapes[] = {{8192, 4096}, {16384, 1024}, {64 * 197, 768}, {64 * 197, 3072}};
 constexpr Shape2 kSm80Shape = {8192, 4096};
-// Too few rows for a block each: one long row, a batch of GPT-2 vocabulary rows (odd, so
-// scalar), a batch of LLaMA vocabulary rows (vectors).
+// Too few rows for a block each: one long row, a batch of GPT-2 vocabulary rows (odd: shifted
+// vectors), a batch of LLaMA vocabulary rows (whole vectors).
 constexpr Shape2 kFewRowShapes[] = {{1, 100000}, {64, 50257}, {4, 32000}};
+// ViT-B/16's attention scores at batch 64: 12 heads of 197 x 197, rows of an odd length.
+constexpr Shape2 kAttentionShape = {64 * 12 * 197, 197};
 
 void add_canonical(std::vector<KernelCase>& cases, const testing::CanonicalGraph& graph, Shape2 shape,
                    DType dtype, int arch) {
@@ -51,6 +53,9 @@ std::vector<KernelCase> kernel_cases(bool quick) {
     add_reductions(cases, dtype, 90);
   }
   for (DType dtype : {DType::kF32, DType::kBF16}) {
+    for (const testing::CanonicalGraph& graph : testing::canonical_graphs()) {
+      if (graph.name == "softmax_scale_mask") add_canonical(cases, graph, kAttentionShape, dtype, 90);
+    }
     for (const Shape2& shape : kFewRowShapes) {
       for (const testing::CanonicalGraph& graph : testing::canonical_graphs()) {
         if (graph.name == "log_softmax" || graph.name == "layer_norm") add_canonical(cases, graph, shape, dtype, 90);

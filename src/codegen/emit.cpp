@@ -80,8 +80,18 @@ class KernelEmitter {
   void signature() {
     // No minimum-blocks hint: under one, ptxas was seen to spill kernels that need fewer
     // registers than it allows. The grid is sized from a register estimate that stays above
-    // what ptxas uses (plan/cost_model.cpp), so the occupancy planned is there.
+    // what ptxas uses (plan/cost_model.cpp), so the occupancy planned is there (a column
+    // tile, whose estimate is tight, takes the hint of the occupancy it planned). A block of
+    // 1024 threads is the exception: without a hint ptxas (CUDA 13) holds it to 32 registers
+    // and spills a softmax row of 8192 f32 that fits in 44; one block per SM allows 64.
     out_ << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_threads;
+    if (s_.schedule == ScheduleKind::kColumnTile) {
+      // A column tile's wave is sized for planned_blocks_per_sm (its register estimate): the
+      // hint holds ptxas to it.
+      out_ << ", " << std::max(1, s_.planned_blocks_per_sm);
+    } else if (s_.block_threads >= 1024) {
+      out_ << ", 1";
+    }
     out_ << ") " << k_.name << "(";
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const KernelParam& p = k_.params[i];
@@ -239,7 +249,10 @@ class KernelEmitter {
   // the element's step j, or the shared-memory buffer indexed by the column c.
   std::string cache_slot(ValueId v) const {
     // A block of a split row keeps its slice, from column c0.
-    if (s_.cache == RowCache::kShared) return shared_cache_buffer(v) + (split_row() ? "[c - c0]" : "[c]");
+    if (s_.cache == RowCache::kShared) {
+      const std::string column = split_row() ? "c - c0" : "c";
+      return shared_cache_buffer(v) + "[" + column + (shifted_rows() ? " + rs_shift]" : "]");
+    }
     return "cache" + std::to_string(v) + "[j]";
   }
 

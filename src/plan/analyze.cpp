@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <tuple>
 
 #include "plan/constants.hpp"
 #include "plan/cost_model.hpp"
@@ -59,6 +60,7 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.column_partial_offsets.clear();
   s.split = RowSplit{};
   s.grid_multiple = 1;
+  s.row_alignment = RowVectorAlignment::kRowStart;
 }
 
 // Back to a default KernelSpec, keeping the capacity of its vectors.
@@ -155,8 +157,7 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
     // Checked: a row may be far longer than any shared memory (up to 2^62 elements). Each
     // buffer starts at a 16-byte boundary.
     // A block of a split row keeps its slice only.
-    const int64_t cached_cols = spec.schedule == ScheduleKind::kSplitRow ? spec.split.slice_cols : spec.cols;
-    const std::optional<size_t> row_bytes = shared_cache_row_bytes(cached_cols, t);
+    const std::optional<size_t> row_bytes = shared_cache_row_bytes(shared_cache_cols(spec), t);
     const std::optional<size_t> total = row_bytes ? checked_add(bytes, *row_bytes) : std::nullopt;
     if (!total || *total > budget) return false;
     bytes = *total;
@@ -626,14 +627,22 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     int block_threads;
     RowCache cache = RowCache::kRegisters;
     int split_blocks = 1;  // kSplitRow: blocks per row
+    RowVectorAlignment alignment = RowVectorAlignment::kRowStart;
   };
   std::vector<Mapping> mappings;
+  // Rows that are not whole vectors (GPT-2's 50257 columns) also get shifted vectors, scored
+  // against the narrower vectors that divide the row.
+  const int64_t widest_vector = widest_row_vector(g, spec);
+  const bool odd_rows = has_reduction && spec.contiguous_rows && widest_vector > 1 && C % widest_vector != 0;
   auto add_row_mapping = [&](ScheduleKind kind, int t, int b, int split = 1) {
-    mappings.push_back({kind, t, b, RowCache::kRegisters, split});
-    if (cache_candidates.empty()) return;
-    if (kind == ScheduleKind::kBlockPerRow || kind == ScheduleKind::kSplitRow)
-      mappings.push_back({kind, t, b, RowCache::kShared, split});
-    mappings.push_back({kind, t, b, RowCache::kRecompute, split});
+    for (RowVectorAlignment a : {RowVectorAlignment::kRowStart, RowVectorAlignment::kShifted}) {
+      if (a == RowVectorAlignment::kShifted && (!odd_rows || kind == ScheduleKind::kThreadPerRow)) continue;
+      mappings.push_back({kind, t, b, RowCache::kRegisters, split, a});
+      if (cache_candidates.empty()) continue;
+      if (kind == ScheduleKind::kBlockPerRow || kind == ScheduleKind::kSplitRow)
+        mappings.push_back({kind, t, b, RowCache::kShared, split, a});
+      mappings.push_back({kind, t, b, RowCache::kRecompute, split, a});
+    }
   };
   if (!has_reduction) {
     for (int b : {128, 256, 512}) mappings.push_back({ScheduleKind::kElementwise, 1, b});
@@ -676,22 +685,28 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       const uint64_t scratch = add_traffic(spec.column.partial_bytes, spec.column.counter_bytes);
       spec.bytes_read = add_traffic(reads, scratch);
       spec.bytes_written = add_traffic(written, scratch);
-      // The tiling sizes its own grid; no minimum-blocks hint.
+      // The tiling sizes its own grid, for the occupancy its register estimate allows; the
+      // kernel's minimum-blocks hint holds ptxas to it.
       spec.work_units = work_units(g, spec);
       spec.registers_estimate = estimate_registers(g, spec);
-      spec.planned_blocks_per_sm = 1;
+      spec.planned_blocks_per_sm = spec.column.blocks_per_sm;
       spec.est_seconds = estimate_seconds(in, spec);
       return true;
     }
     if (m.schedule == ScheduleKind::kSplitRow) {
-      if (!fit_split_row(in, spec, m.split_blocks, m.block_threads)) return false;
+      if (!fit_split_row(in, spec, m.split_blocks, m.block_threads, m.alignment)) return false;
     } else {
       spec.schedule = m.schedule;
       spec.threads_per_row = m.threads_per_row;
       spec.block_threads = m.block_threads;
       spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
-      spec.vector_width = has_reduction ? row_vector_width(g, spec) : elementwise_vector;
+      spec.vector_width = has_reduction ? row_vector_width(g, spec, m.alignment) : elementwise_vector;
+      if (m.alignment == RowVectorAlignment::kShifted) {
+        if (spec.vector_width == 1) return false;
+        spec.elems_per_thread = shifted_row_slots(C, spec.threads_per_row, spec.vector_width);
+      }
     }
+    spec.row_alignment = m.alignment;
     spec.cache = m.cache;
     spec.bytes_read = reads_cached;
     switch (m.cache) {
@@ -727,21 +742,27 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   size_t best = mappings.size();
   double best_seconds = std::numeric_limits<double>::infinity();
   int best_vector = 0;
+  uint64_t best_bytes = std::numeric_limits<uint64_t>::max();
   size_t last_applied = mappings.size();
   for (size_t i = 0; i < mappings.size(); ++i) {
     if (!apply(mappings[i])) continue;
     last_applied = i;
-    // Estimates within the model's resolution are a tie, broken for the wider accesses: once
-    // bandwidth saturates the memory time cannot tell 8-byte from 16-byte vectors, which issue
-    // half the memory instructions and keep twice the bytes in flight per thread.
+    // Estimates within the model's resolution are a tie, broken for fewer bytes moved (a
+    // launch-bound kernel cannot tell one read of its rows from two, a larger one can), then
+    // for the wider accesses: once bandwidth saturates the memory time cannot tell 8-byte
+    // from 16-byte vectors, which issue half the memory instructions and keep twice the
+    // bytes in flight per thread.
+    const uint64_t bytes = add_traffic(spec.bytes_read, spec.bytes_written);
     const bool faster = spec.est_seconds < best_seconds * (1 - kEstimateResolution);
     const bool tied = !faster && spec.est_seconds <= best_seconds * (1 + kEstimateResolution);
-    const bool wins_tie = tied && (spec.vector_width > best_vector ||
-                                   (spec.vector_width == best_vector && spec.est_seconds < best_seconds));
+    const bool wins_tie =
+        tied && std::make_tuple(-static_cast<double>(bytes), spec.vector_width, -spec.est_seconds) >
+                    std::make_tuple(-static_cast<double>(best_bytes), best_vector, -best_seconds);
     if (faster || wins_tie) {
       best = i;
       best_seconds = spec.est_seconds;
       best_vector = spec.vector_width;
+      best_bytes = bytes;
     }
   }
   if (best == mappings.size()) {

@@ -159,12 +159,12 @@ int element_shaped_loads(const Graph& g, const KernelSpec& s) {
 }
 
 int column_tile_registers(int reductions, int element_loads) {
-  // The base (indices, pointers, the loop), a 16-byte vector of each element input per
-  // reduced row in flight, two deep, two per accumulator and a margin. Compiled column tiles
-  // of one input and one reduction use 32 to 38 (40 lets six 256-thread blocks share an SM,
-  // where a higher estimate would plan five and leave a sixth of the device idle); the
-  // product of two f32 inputs, 48.
-  return 22 + 8 * std::max(1, element_loads) + 2 * std::max(1, reductions) + 8;
+  // The base (32-bit indices, pointers, the loop), a 16-byte vector of each element input
+  // per reduced row in flight, two deep (the loop is unrolled twice), and two per
+  // accumulator. The kernel's minimum-blocks hint holds ptxas to the occupancy this allows:
+  // one input and one reduction fit the 32 registers of eight 256-thread blocks per SM,
+  // f32, bf16 and f16, two- and three-dimensional, without spills (CUDA 13, sm_80 and sm_90).
+  return 16 + 8 * std::max(1, element_loads) + 2 * std::max(1, reductions);
 }
 
 int estimate_registers(const Graph& g, const KernelSpec& s) {
@@ -224,16 +224,21 @@ double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
   // A column tile's thread walks its chunk of reduced rows: independent vector loads, which
   // the compiler pipelines about two deep.
   if (s.schedule == ScheduleKind::kColumnTile) return element_bytes * V * 2.0;
+  // Shifted rows: the head and tail, one element at a time, are not in flight with the
+  // vectors.
+  const double cols = static_cast<double>(std::max<int64_t>(1, s.cols));
+  const double vector_share =
+      s.row_alignment == RowVectorAlignment::kShifted ? std::max(0.0, cols - (V - 1)) / cols : 1.0;
   if (s.cache == RowCache::kRegisters && !s.cached.empty() && (V > 1 || s.threads_per_row == 1)) {
     // The whole row share is loaded before it is used: vector code issues it up front, and a
     // thread that owns its row has no per-element guard to serialize the unrolled loads.
-    return element_bytes * static_cast<double>(s.elems_per_thread);
+    return element_bytes * static_cast<double>(s.elems_per_thread) * vector_share;
   }
   // One vector per loop step. A scalar row loop strides by the row's threads with one bound
   // check per step: ptxas unrolls it and issues four or more loads before their first use (16
   // in the SASS of the bf16 [64, 50257] split row); four are counted, and no more than the
   // thread's elements.
-  if (V > 1) return element_bytes * V;
+  if (V > 1) return element_bytes * V * vector_share;
   return element_bytes * std::min(4.0, std::max(1.0, static_cast<double>(s.elems_per_thread)));
 }
 
@@ -265,12 +270,24 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
     const Node& n = g.node(v);
     const int64_t count = element_count(n.dims);
     if (count >= element_count(s.domain) || (!s.reduced_axes.empty() && count == s.rows)) return access(v);
-    const bool vectors = s.schedule != ScheduleKind::kElementwise ||
-                         broadcast_lanes(s.domain, n.dims, V) != BroadcastLanes::kScattered;
+    // Shifted rows read them one element at a time: a row's vectors do not line up with
+    // the operand's.
+    const bool vectors = s.schedule == ScheduleKind::kElementwise
+                             ? broadcast_lanes(s.domain, n.dims, V) != BroadcastLanes::kScattered
+                             : s.row_alignment != RowVectorAlignment::kShifted;
     return (vectors ? 3.0 / V : 3.0) + conversion(v);
   };
   for (ValueId v : s.loaded) k += broadcast_load(v);
   for (ValueId v : s.stored) k += access(v) + (g.node(v).dtype == DType::kBF16 ? 3 : 0);
+  if (s.row_alignment == RowVectorAlignment::kShifted) {
+    // About V - 1 elements of each row pass (its head and tail) move one at a time.
+    double element_accesses = 0;
+    for (ValueId v : s.loaded)
+      element_accesses += element_count(g.node(v).dims) == element_count(s.domain) ? 1 : 0;
+    for (ValueId v : s.stored) element_accesses += s.role(v) == ValueRole::kElement ? 1 : 0;
+    k += (V - 1.0) / static_cast<double>(std::max<int64_t>(1, s.cols)) *
+         (element_accesses * (3.0 - 3.0 / V) + 2.0);
+  }
   k += 2.0 / V;  // the loop
   // Combining a row across its threads: shuffles, then shared memory across warps.
   if (!s.reduced_axes.empty() && s.threads_per_row > 1 && s.schedule != ScheduleKind::kColumnTile) {
@@ -375,11 +392,13 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   }
 
   if (s.threads_per_row > 32 && s.schedule != ScheduleKind::kColumnTile) {
-    // Two block barriers per reduction and row; other blocks on the SM hide part of them.
-    int reductions = 0;
-    for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
+    // Two block barriers per reduction and row, and one more per row where shifted rows hand
+    // the shared row cache's slots to other threads; other blocks on the SM hide part of them.
+    int barriers = 0;
+    for (ValueId v : s.members) barriers += op_family(g.node(v).op) == OpFamily::kReduce ? 2 : 0;
+    if (s.row_alignment == RowVectorAlignment::kShifted && s.cache == RowCache::kShared) ++barriers;
     const double rows_per_sm = static_cast<double>(s.rows) / static_cast<double>(a.sm_count);
-    c.barrier_seconds = rows_per_sm * reductions * 2 * a.block_barrier_seconds / static_cast<double>(per_sm);
+    c.barrier_seconds = rows_per_sm * barriers * a.block_barrier_seconds / static_cast<double>(per_sm);
   }
   if (s.schedule == ScheduleKind::kSplitRow) {
     // A group meets once per pass over each of its rows; all groups wait at the same time.

@@ -55,6 +55,21 @@ const char* stitch_scheme_name(StitchScheme s);
 // re-reading their inputs from global memory).
 enum class RowCache : uint8_t { kRegisters, kShared, kRecompute };
 
+// How a row kernel's vectors line up with its rows (vector_width V > 1).
+enum class RowVectorAlignment : uint8_t {
+  // Every row (and every slice of a split row) starts at a multiple of V elements: cols is a
+  // multiple of V, and thread `lane` owns the vectors lane, lane + T...
+  kRowStart,
+  // Rows start anywhere (cols is not a multiple of V, as GPT-2's 50257): a pass takes the
+  // elements before the row's first V-element boundary of the flat index and after its last
+  // whole vector one at a time, and the whole vectors between them, which line up with the
+  // tensor's 16-byte boundaries. The shared row cache is shifted by the row's offset so its
+  // vectors stay aligned; a register row cache gives the head and tail slots of their own
+  // (shifted_row_slots in plan/row_vectors.hpp).
+  kShifted,
+};
+const char* row_vector_alignment_name(RowVectorAlignment a);
+
 // Which grids a kernel's code is correct for, so a launcher knows whether it may size the
 // grid from the occupancy the compiled kernel really has (plan/launch_grid.hpp).
 enum class GridPolicy : uint8_t {
@@ -114,6 +129,7 @@ struct KernelSpec {
   // element at a time, columns lane, lane + T... Elementwise kernels: V consecutive elements per 16-byte
   // access of the widest element-shaped value.
   int vector_width = 1;
+  RowVectorAlignment row_alignment = RowVectorAlignment::kRowStart;
   // Occupancy the grid is sized for: blocks resident per SM, from the register estimate and
   // shared memory.
   int planned_blocks_per_sm = 1;

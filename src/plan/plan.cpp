@@ -582,8 +582,9 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     if (k.launch == LaunchKind::kCooperative) out << " (" << launch_kind_name(k.launch) << " launch)";
     if (k.launch == LaunchKind::kCluster) out << " (clusters of " << s.split.blocks << " block(s))";
     if (!s.reduced_axes.empty()) {
-      out << ", " << s.threads_per_row << " thread(s) per row, vectors of " << s.vector_width
-          << " element(s), " << s.phases << " reduction pass(es), row cache "
+      out << ", " << s.threads_per_row << " thread(s) per row, vectors of " << s.vector_width << " element(s)"
+          << (s.row_alignment == RowVectorAlignment::kShifted ? " from each row's first vector boundary" : "")
+          << ", " << s.phases << " reduction pass(es), row cache "
           << (s.cache == RowCache::kRegisters ? "registers"
               : s.cache == RowCache::kShared
                   ? "shared memory (" + std::to_string(s.shared_cache_bytes) + " bytes)"

@@ -15,6 +15,11 @@ DType shared_cache_dtype(const Graph& g, const KernelSpec& spec, ValueId v) {
   return t == DType::kI64 ? DType::kI64 : DType::kI32;
 }
 
+int64_t shared_cache_cols(const KernelSpec& spec) {
+  const int64_t cols = spec.schedule == ScheduleKind::kSplitRow ? spec.split.slice_cols : spec.cols;
+  return spec.row_alignment == RowVectorAlignment::kShifted ? cols + spec.vector_width - 1 : cols;
+}
+
 std::optional<size_t> shared_cache_row_bytes(int64_t cols, DType buffer_dtype) {
   const std::optional<size_t> bytes = checked_mul(static_cast<size_t>(cols), dtype_size(buffer_dtype));
   if (!bytes) return std::nullopt;

@@ -21,6 +21,10 @@ bool cached_in_storage_type(const KernelSpec& spec, ValueId v);
 // share a buffer only when these agree; the buffer's C type is that dtype's storage type.
 DType shared_cache_dtype(const Graph& g, const KernelSpec& spec, ValueId v);
 
+// Elements one row buffer of the shared row cache holds: the row (a split row's slice), and
+// with shifted vectors V - 1 more, since a row's element c sits at c + (its offset mod V).
+int64_t shared_cache_cols(const KernelSpec& spec);
+
 // Bytes one row buffer of `buffer_dtype` takes, rounded up to 16 (each buffer starts at a
 // 16-byte boundary, so rows move in 16-byte vectors); nullopt when the size overflows.
 std::optional<size_t> shared_cache_row_bytes(int64_t cols, DType buffer_dtype);

@@ -20,13 +20,35 @@ size_t widest_row_access(const Graph& g, const KernelSpec& spec) {
 
 }  // namespace
 
-int row_vector_width(const Graph& g, const KernelSpec& spec) {
+const char* row_vector_alignment_name(RowVectorAlignment a) {
+  return a == RowVectorAlignment::kShifted ? "shifted" : "row-start";
+}
+
+int64_t widest_row_vector(const Graph& g, const KernelSpec& spec) {
+  const size_t widest = widest_row_access(g, spec);
+  if (widest == 0 || widest > 16) return 0;
+  return static_cast<int64_t>(16 / widest);
+}
+
+int64_t shifted_row_slots(int64_t cols, int64_t threads, int vector) {
+  const int64_t T = std::max<int64_t>(1, threads), V = std::max(1, vector);
+  const int64_t vectors = cols / V;
+  return (vectors + T - 1) / T * V + (2 * (V - 1) + T - 1) / T;
+}
+
+int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment alignment) {
   if (spec.reduced_axes.empty() || !spec.contiguous_rows || spec.schedule == ScheduleKind::kThreadPerRow)
     return 1;
   const size_t widest = widest_row_access(g, spec);
   if (widest == 0 || widest > 16) return 1;
   const int64_t T = spec.threads_per_row;
   int64_t V = static_cast<int64_t>(16 / widest);
+  if (alignment == RowVectorAlignment::kShifted) {
+    // Every row needs a whole vector whatever its shift: at least 2V - 1 columns.
+    const bool applies =
+        spec.cols % V != 0 && spec.cols >= 2 * V - 1 && V * static_cast<int64_t>(widest) >= 4;
+    return applies ? static_cast<int>(V) : 1;
+  }
   auto fits = [&](int64_t width) {
     if (spec.cols % width != 0) return false;
     const int64_t vectors = spec.cols / width;

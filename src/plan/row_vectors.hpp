@@ -9,13 +9,26 @@
 
 namespace fstitch {
 
+// The widest vector of a row kernel: 16 bytes of its widest element-shaped load or element
+// store, in elements; 0 when it has none (or one wider than 16 bytes).
+int64_t widest_row_vector(const Graph& g, const KernelSpec& spec);
+
 // For a row kernel whose schedule, threads_per_row, elems_per_thread, loaded and stored are
-// set: 16 bytes of the widest element-shaped load or element store, halved until it divides
-// cols and no thread holds more than elems_per_thread elements of a pass (so the register
-// budget of the row cache is the one the scalar mapping has). 1 when the rows are not
-// contiguous, the kernel is elementwise, or a vector of the widest type would span fewer
-// than 4 bytes.
-int row_vector_width(const Graph& g, const KernelSpec& spec);
+// set, with rows aligned as `alignment` asks:
+// - kRowStart: widest_row_vector, halved until it divides cols and no thread holds more
+//   than elems_per_thread elements of a pass (so the register budget of the row cache is the
+//   one the scalar mapping has);
+// - kShifted: widest_row_vector itself when cols is not a multiple of it and every row has
+//   a whole vector (cols >= 2V - 1), else 1 (the row-start alignment covers the rest).
+// 1 when the rows are not contiguous, the kernel is elementwise, or a vector of the widest
+// type would span fewer than 4 bytes.
+int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment alignment);
+
+// The elements a thread holds in one pass over `cols` columns (a row, or a split row's slice)
+// of shifted vectors of V with T threads: its whole vectors, at most ceil(cols / V / T), and
+// its share of the head and tail, at most 2 (V - 1) elements between the T threads. The
+// slots of an unrolled pass's register row cache.
+int64_t shifted_row_slots(int64_t cols, int64_t threads, int vector);
 
 // Threads per row, besides the powers of two, for which a contiguous row kernel's row (loaded
 // and stored set) is a whole number of full 16-byte vectors of its widest access per thread:

@@ -123,8 +123,8 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
   t.inner_tiles = ceil_div(shape.inner, t.tile_elements());
   t.tiles = shape.outer * t.inner_tiles;
 
-  const int64_t wave = static_cast<int64_t>(arch.sm_count) *
-                       resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads);
+  t.blocks_per_sm = resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads);
+  const int64_t wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
   int64_t split = 1;
   if (t.tiles < wave) {
     // As many work items as one wave holds, not more: 1088 items on 1056 resident blocks would

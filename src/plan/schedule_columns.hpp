@@ -44,6 +44,7 @@ struct ColumnTiling {
   int64_t split = 1;           // S: chunks of the reduced axis, each reduced by its own block
   int64_t chunk = 1;           // reduced-axis extent of one chunk (the last may be shorter)
   int block_threads = 1;       // lanes x rd_threads
+  int blocks_per_sm = 1;       // resident blocks per SM the wave is sized for (the kernel's hint)
   int64_t grid_blocks = 1;     // blocks launched; they loop over the tiles x split work items
   uint64_t partial_bytes = 0;  // the partials' size in the workspace (0 when split == 1)
   uint64_t counter_bytes = 0;  // one 32-bit counter per tile (0 when split == 1)

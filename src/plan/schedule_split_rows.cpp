@@ -4,6 +4,7 @@
 
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
+#include "plan/row_vectors.hpp"
 
 namespace fstitch {
 
@@ -11,7 +12,8 @@ const char* group_residency_name(GroupResidency r) {
   return r == GroupResidency::kCluster ? "cluster" : "cooperative";
 }
 
-bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block_threads) {
+bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block_threads,
+                   RowVectorAlignment alignment) {
   const Graph& g = *in.graph;
   if (spec.reduced_axes.empty() || !spec.contiguous_rows || blocks < 2 || block_threads < 64) return false;
   if (int64_t{blocks} * block_threads > kMaxGroupThreads) return false;
@@ -22,18 +24,18 @@ bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block
   // Each arrival adds one to a group's 32-bit counter: rows x passes x G arrivals at most
   // (one group walking every row).
   if (spec.rows > (int64_t{1} << 31) / (int64_t{blocks} * std::max(1, spec.phases) + 1)) return false;
-  // The widest element-shaped access sets the vector; slices start at multiples of it, so
-  // the row must be made of whole vectors.
-  size_t widest = 0;
-  for (ValueId v : spec.loaded) {
-    if (g.node(v).dims == spec.domain) widest = std::max(widest, dtype_size(g.node(v).dtype));
+  // The widest element-shaped access sets the vector. Slices start at multiples of it: with
+  // row-start alignment the row must be made of whole vectors; shifted, each slice takes the
+  // elements before its first vector boundary one at a time.
+  const int64_t widest_vector = widest_row_vector(g, spec);  // 0: no element-shaped access
+  int64_t V = std::max<int64_t>(1, widest_vector);
+  const int64_t widest = widest_vector > 0 ? 16 / widest_vector : 0;  // bytes
+  if (alignment == RowVectorAlignment::kShifted) {
+    if (V == 1 || C % V == 0 || V * widest < 4) return false;
+  } else {
+    while (V > 1 && C % V != 0) V /= 2;
+    if (V * widest < 4) V = 1;
   }
-  for (ValueId v : spec.stored) {
-    if (spec.role(v) == ValueRole::kElement) widest = std::max(widest, dtype_size(g.node(v).dtype));
-  }
-  int64_t V = widest == 0 || widest > 16 ? 1 : static_cast<int64_t>(16 / widest);
-  while (V > 1 && C % V != 0) V /= 2;
-  if (V * static_cast<int64_t>(widest) < 4) V = 1;
   const int64_t even = (C + blocks - 1) / blocks;
   const int64_t slice = (even + V - 1) / V * V;
   // Every block needs a slice, and every thread of it an element at least: a smaller group
@@ -43,7 +45,9 @@ bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block
   spec.threads_per_row = block_threads;
   spec.block_threads = block_threads;
   spec.vector_width = static_cast<int>(V);
-  spec.elems_per_thread = (slice + T * V - 1) / (T * V) * V;
+  spec.elems_per_thread = alignment == RowVectorAlignment::kShifted
+                              ? shifted_row_slots(slice, T, static_cast<int>(V))
+                              : (slice + T * V - 1) / (T * V) * V;
   spec.split = RowSplit{};
   spec.split.blocks = blocks;
   spec.split.slice_cols = slice;

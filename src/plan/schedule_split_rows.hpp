@@ -17,6 +17,7 @@ namespace fstitch {
 
 struct PlanInputs;
 struct KernelSpec;
+enum class RowVectorAlignment : uint8_t;  // plan/kernel_spec.hpp
 
 // How the blocks of a group are kept resident together so they can wait for each other: a
 // thread-block cluster (sm_90 and later; the group is one cluster), or a cooperative launch
@@ -41,10 +42,12 @@ inline constexpr int kMaxPortableClusterBlocks = 8;
 
 // Applies the split-row schedule with `blocks` per row and `block_threads` threads to `spec`
 // (analyzed up to its schedule, contiguous rows with a reduction): slice, groups, residency
-// and scratch. The grid is sized by size_grid afterwards. False, leaving the schedule unset,
-// when the split does not apply (slices shorter than a block's vectors, a group too large, or
-// arrival counts that would not fit 32 bits).
-bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block_threads);
+// and scratch, with vectors aligned as `alignment` asks (kShifted applies only to rows that
+// are not whole vectors). The grid is sized by size_grid afterwards. False, leaving the
+// schedule unset, when the split does not apply (slices shorter than a block's vectors, a
+// group too large, or arrival counts that would not fit 32 bits).
+bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block_threads,
+                   RowVectorAlignment alignment);
 
 // Once the grid is sized (spec.grid_blocks, a multiple of G): the groups and the partials'
 // and counters' sizes, each reduction's partials at a 16-byte boundary.

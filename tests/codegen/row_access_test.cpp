@@ -46,17 +46,36 @@ TEST(RowAccess, Bf16LayerNormUsesVectorsColumnsAnd32BitIndices) {
   EXPECT_EQ(text.find("c < 4096"), std::string::npos) << text;
 }
 
-// A row of 4097 bf16 elements is not a whole number of vectors: scalar accesses, a guarded
-// tail step, and still no division of the flat index for gamma.
-TEST(RowAccess, OddColumnsStayScalarWithATail) {
+// A row of 4097 bf16 elements is not a whole number of vectors: each row's head and tail
+// move one element at a time and the vectors between them whole, from the row's first
+// 16-byte boundary; gamma and beta, whose vectors do not line up with the row's, are read at
+// the column one element at a time, with no division of the flat index.
+TEST(RowAccess, OddColumnsMoveInShiftedVectors) {
   const Graph g = testing::layer_norm(100, 4097, DType::kBF16);
+  FusionPlan plan;
+  const PlannedKernel k = only_kernel(g, 90, &plan);
+  const std::string text = emit_kernel(g, k);
+  EXPECT_EQ(k.spec.vector_width, 8);
+  EXPECT_EQ(k.spec.row_alignment, RowVectorAlignment::kShifted);
+  EXPECT_NE(text.find("const int rs_shift = (row * 4097) % 8;"), std::string::npos) << text;
+  EXPECT_NE(text.find("e < rs_edges"), std::string::npos) << text;
+  EXPECT_NE(text.find("*reinterpret_cast<const uint4*>(p0 + fb)"), std::string::npos) << text;
+  EXPECT_NE(text.find("*reinterpret_cast<uint4*>"), std::string::npos) << text;
+  EXPECT_EQ(text.find("*reinterpret_cast<const uint4*>(p1"), std::string::npos) << text;  // gamma
+  EXPECT_NE(text.find("p1[cb + 0]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("% 4097"), std::string::npos) << text;
+}
+
+// Rows shorter than two vectors (7 bf16 columns) could have no whole vector: scalar
+// accesses with a guarded tail step.
+TEST(RowAccess, RowsShorterThanTwoVectorsStayScalar) {
+  const Graph g = testing::layer_norm(100, 7, DType::kBF16);
   FusionPlan plan;
   const PlannedKernel k = only_kernel(g, 90, &plan);
   const std::string text = emit_kernel(g, k);
   EXPECT_EQ(k.spec.vector_width, 1);
   EXPECT_EQ(text.find("uint4"), std::string::npos) << text;
-  EXPECT_NE(text.find("if (c < 4097)"), std::string::npos) << text;
-  EXPECT_EQ(text.find("% 4097"), std::string::npos) << text;
+  EXPECT_EQ(text.find("% 7"), std::string::npos) << text;
 }
 
 TEST(RowAccess, Bf16LayerNormCompilesForSm90WithoutSpills) {

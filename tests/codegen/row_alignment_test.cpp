@@ -1,7 +1,7 @@
 // A row kernel reads and writes 16-byte vectors only when every pointer it vectorizes is
-// aligned; with pointers one element past a 16-byte boundary (a caller passing base + 1) it
-// takes the scalar path, which visits the same elements in the same order: the results are
-// the aligned run's, bit for bit. Run through the C API on the host backend.
+// aligned (rows that are not whole vectors included); with pointers one element past a 16-byte boundary (a
+// caller passing base + 1) it takes the scalar path, which visits the same elements in the same order: the
+// results are the aligned run's, bit for bit. Run through the C API on the host backend.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -92,6 +92,10 @@ TEST(RowAlignment, MisalignedPointersGiveTheAlignedResultsBitForBit) {
       // Elementwise, with the bias read in vectors beside the rows.
       {gelu_bias, "gelu_bias", 300, 1024, DType::kBF16},
       {gelu_bias, "gelu_bias", 33, 768, DType::kF32},
+      // Rows that are not whole vectors: shifted vectors from each row's first boundary.
+      {layer_norm, "layer_norm", 64, 4097, DType::kBF16},
+      {softmax_scale_mask, "softmax_scale_mask", 300, 197, DType::kF16},
+      {log_softmax, "log_softmax", 4, 50257, DType::kBF16},
   };
   ContextHandle context = host_backend_context();
   for (const Case& c : cases) {

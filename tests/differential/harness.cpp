@@ -155,6 +155,8 @@ Prepared prepare(const DiffCase& c, const std::string& prefix, DiffBackend backe
       options.device = c.device;
       options.device->sm = options.target_sm;
     }
+    if (c.register_cap) options.register_cap = *c.register_cap;
+    if (c.shared_budget) options.shared_budget = *c.shared_budget;
     p.plan = plan_fusion(*c.graph, options);
     p.planned = true;
     for (const PlannedKernel& k : p.plan.kernels) {

@@ -24,6 +24,9 @@ struct DiffCase {
   // Plans for this device model rather than the target's default (a device of few SMs makes
   // a few rows enough to fill it); the code still runs anywhere.
   std::optional<ArchParams> device;
+  // The planner's budgets, where a case steers it off its register or shared row cache.
+  std::optional<int> register_cap;
+  std::optional<size_t> shared_budget;
 };
 
 struct CaseResult {

@@ -3,6 +3,8 @@
 // with the reference evaluator.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "common/canonical_graphs.hpp"
 #include "differential/harness.hpp"
 
@@ -10,7 +12,7 @@ namespace fstitch::testing {
 namespace {
 
 TEST(Differential, LongRowsInDynamicSharedMemory) {
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{2, 20000}, {3, 30001}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{2, 20000}, {3, 30001}, {2, 24000}};
   std::vector<DiffCase> cases;
   uint64_t data_seed = 7000;
   size_t dynamic_kernels = 0;
@@ -25,6 +27,9 @@ TEST(Differential, LongRowsInDynamicSharedMemory) {
         o.device->sm_count = 2;
         for (const PlannedKernel& k : plan_fusion(*graph, o).kernels) {
           dynamic_kernels += k.spec.dynamic_shared_bytes > 0 ? 1 : 0;
+          std::printf("[ long rows ] %s %lldx%lld %s: %s, %zu bytes of dynamic shared memory\n",
+                      canonical.name.c_str(), static_cast<long long>(rows), static_cast<long long>(cols),
+                      dtype_name(dtype), schedule_kind_name(k.spec.schedule), k.spec.dynamic_shared_bytes);
         }
         DiffCase c;
         c.label = canonical.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +

@@ -1,7 +1,8 @@
 // Properties of a row kernel's vector width: a vector is at most 16 bytes of the widest
-// element-shaped access and at least 4 bytes, it divides the row, and a thread holds no more
+// element-shaped access and at least 4 bytes; it divides the row and a thread holds no more
 // elements of a pass than the scalar mapping gives it (so the row cache's register budget is
-// unchanged). Rows that cannot be cut into such vectors use 1.
+// unchanged), or the row is not a whole number of 16-byte vectors and moves in shifted ones
+// with slots for its head and tail. Rows shorter than two vectors that no width divides use 1.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -30,10 +31,18 @@ TEST(RowVectors, WidthDividesTheRowAndKeepsTheRegisterBudget) {
             EXPECT_LE(V * static_cast<int64_t>(dtype_size(t)), 16);
             continue;
           }
-          EXPECT_EQ(s.cols % V, 0);
           EXPECT_EQ(V & (V - 1), 0);
           // A split row's block walks its slice.
-          const int64_t vectors = (s.schedule == ScheduleKind::kSplitRow ? s.split.slice_cols : s.cols) / V;
+          const int64_t pass_cols = s.schedule == ScheduleKind::kSplitRow ? s.split.slice_cols : s.cols;
+          if (s.row_alignment == RowVectorAlignment::kShifted) {
+            EXPECT_NE(s.cols % V, 0);
+            EXPECT_GE(s.cols, 2 * V - 1);  // every row has a whole vector
+            EXPECT_EQ(V * static_cast<int64_t>(dtype_size(t)), 16);
+            EXPECT_LE(shifted_row_slots(pass_cols, s.threads_per_row, V), s.elems_per_thread);
+            continue;
+          }
+          EXPECT_EQ(s.cols % V, 0);
+          const int64_t vectors = pass_cols / V;
           EXPECT_LE((vectors + s.threads_per_row - 1) / s.threads_per_row * V, s.elems_per_thread);
           if (V > 1) {
             EXPECT_LE(V * static_cast<int64_t>(dtype_size(t)), 16);
@@ -52,9 +61,34 @@ TEST(RowVectors, WholeRowsOfWideTilesUseSixteenBytes) {
     ASSERT_EQ(plan.kernels.size(), 1u);
     EXPECT_EQ(plan.kernels[0].spec.vector_width * static_cast<int>(dtype_size(t)), 16) << dtype_name(t);
   }
-  // 4097 columns: no vector width divides the row.
+  // 4097 columns: no vector width divides the row; it moves in shifted 16-byte vectors.
   const Graph odd = testing::softmax_scale_mask(64, 4097, DType::kBF16);
-  EXPECT_EQ(plan_fusion(odd, FusionOptions{}).kernels.at(0).spec.vector_width, 1);
+  const KernelSpec& s = plan_fusion(odd, FusionOptions{}).kernels.at(0).spec;
+  EXPECT_EQ(s.vector_width, 8);
+  EXPECT_EQ(s.row_alignment, RowVectorAlignment::kShifted);
+  // 7 columns: shorter than two vectors of 8, so some rows would have no whole vector.
+  const Graph short_rows = testing::softmax_scale_mask(64, 7, DType::kBF16);
+  EXPECT_EQ(plan_fusion(short_rows, FusionOptions{}).kernels.at(0).spec.vector_width, 1);
+}
+
+// GPT-2's vocabulary rows (50257 columns) and ViT's attention rows (197) move in 16-byte
+// vectors, whichever schedule and row cache the model picks.
+TEST(RowVectors, OddLengthRowsMoveInShiftedSixteenByteVectors) {
+  for (const auto& c : testing::canonical_graphs()) {
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{64, 50257}, {37824, 197}}) {
+      for (DType t : {DType::kF32, DType::kBF16}) {
+        const Graph g = c.build(rows, cols, t);
+        const FusionPlan plan = plan_fusion(g, FusionOptions{});
+        for (const PlannedKernel& k : plan.kernels) {
+          if (k.spec.reduced_axes.empty()) continue;  // GELU: elementwise
+          SCOPED_TRACE(c.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                       dtype_name(t));
+          EXPECT_EQ(k.spec.vector_width * static_cast<int>(dtype_size(t)), 16) << dump_plan(g, plan);
+          EXPECT_EQ(k.spec.row_alignment, RowVectorAlignment::kShifted);
+        }
+      }
+    }
+  }
 }
 
 // Block sizes besides the powers of two are candidates when they cut the row into whole
