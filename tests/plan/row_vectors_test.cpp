@@ -63,7 +63,8 @@ TEST(RowVectors, WholeRowsOfWideTilesUseSixteenBytes) {
   }
   // 4097 columns: no vector width divides the row; it moves in shifted 16-byte vectors.
   const Graph odd = testing::softmax_scale_mask(64, 4097, DType::kBF16);
-  const KernelSpec& s = plan_fusion(odd, FusionOptions{}).kernels.at(0).spec;
+  const FusionPlan odd_plan = plan_fusion(odd, FusionOptions{});
+  const KernelSpec& s = odd_plan.kernels.at(0).spec;
   EXPECT_EQ(s.vector_width, 8);
   EXPECT_EQ(s.row_alignment, RowVectorAlignment::kShifted);
   // 7 columns: shorter than two vectors of 8, so some rows would have no whole vector.
