@@ -20,7 +20,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "fstitch.torch needs PyTorch: pip install 'fstitch[torch]' (or pip install torch)"
     ) from error
 
-from .backend import backend
+from .backend import backend, decompositions
 from .compiled import counters, reset_counters
 from .explain import Explanation, GraphReport, explain
 
@@ -36,4 +36,12 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["Explanation", "GraphReport", "backend", "counters", "explain", "reset_counters"]
+__all__ = [
+    "Explanation",
+    "GraphReport",
+    "backend",
+    "counters",
+    "decompositions",
+    "explain",
+    "reset_counters",
+]

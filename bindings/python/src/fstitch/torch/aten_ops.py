@@ -225,6 +225,15 @@ def _copy(cx: Any, node: Any, destination: Any, source: Any, non_blocking: bool 
     return cx.as_value(source, cx.result_dtype(node)).broadcast_to(tuple(shape))
 
 
+@_converts(aten.full_like.default)
+def _full_like(cx: Any, node: Any, x: Any, fill_value: Any, **kwargs: Any) -> Any:
+    # Only x's shape matters; the result is the fill value broadcast over it, in its dtype.
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "cpu":
+        raise AsOpaque("a fill on another device")
+    return cx.as_value(fill_value, cx.result_dtype(node)).broadcast_to(tuple(cx.meta(node).shape))
+
+
 # -- reductions -------------------------------------------------------------------------------
 
 

@@ -14,6 +14,21 @@ from .lowering import Lowered
 from .options import Options, logger
 
 
+def decompositions() -> dict[Any, Any]:
+    """torch's core ATen decompositions, less scaled-dot-product attention's.
+
+    Decomposed, the attention forward becomes math while aot_autograd keeps the fused
+    backward (`_scaled_dot_product_flash_attention_for_cpu_backward`), which then reads
+    statistics the math forward never produced: torch's own decomposed graph gives
+    gradients some 30 times too large. Kept whole, both stay the fused pair, run by torch
+    as opaque steps."""
+    return {
+        op: fn
+        for op, fn in torch._decomp.core_aten_decompositions().items()
+        if "scaled_dot_product" not in str(op)
+    }
+
+
 def make_backend(
     options: Options, on_lowered: Callable[[str, Lowered], None] | None = None
 ) -> Callable[..., Any]:
@@ -30,7 +45,7 @@ def make_backend(
             fw_compiler=compiler("forward"),
             bw_compiler=compiler("backward"),
             inference_compiler=compiler("inference"),
-            decompositions=torch._decomp.core_aten_decompositions(),
+            decompositions=decompositions(),
         )
         try:
             return lowering(gm, example_inputs)
