@@ -13,9 +13,11 @@
 
 #include "codegen/cuda_types.hpp"
 #include "codegen/elementwise_expr.hpp"
+#include "codegen/gelu_lookup.hpp"
 #include "codegen/index_maps.hpp"
 #include "codegen/prelude.hpp"
 #include "codegen/vector_access.hpp"
+#include "plan/gelu_evaluation.hpp"
 #include "plan/row_cache.hpp"
 #include "support/error.hpp"
 
@@ -54,6 +56,7 @@ class KernelEmitter {
 
   std::string emit() {
     signature();
+    if (s_.gelu == GeluEvaluation::kBf16Table) out_ << bf16_gelu_kernel_setup("  ");
     if (s_.reduced_axes.empty()) {
       elementwise_body();
     } else if (s_.schedule == ScheduleKind::kColumnTile) {
@@ -63,6 +66,7 @@ class KernelEmitter {
     }
     out_ << "}\nFST_HOST_ENTRY(" << k_.name << ")\n";
     std::string text = out_.str();
+    if (s_.gelu == GeluEvaluation::kBf16Table) text = bf16_gelu_definitions() + text;
     const size_t marker = text.find(kAlignedMarker);
     if (marker != std::string::npos) {
       std::string any = "0ull";
@@ -329,6 +333,9 @@ class KernelEmitter {
       case OpFamily::kBinary: {
         std::vector<std::string> a;
         for (ValueId o : n.operands) a.push_back(value_at(o, operand_index(v, idx, o)));
+        // The table's values are already bf16.
+        if (s_.gelu == GeluEvaluation::kBf16Table && is_bf16_gelu(g_, v))
+          return define(v, "fst_gelu_bf16(" + a[0] + ", " + kBf16GeluShared + ")");
         const DType operand_type = g_.node(n.operands[0]).dtype;
         std::string e = elementwise_expr(n, operand_type, a);
         return define(v, op_yields_bool(n.op) ? e : round_expr(n.dtype, e));

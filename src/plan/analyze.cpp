@@ -9,6 +9,7 @@
 
 #include "plan/constants.hpp"
 #include "plan/cost_model.hpp"
+#include "plan/gelu_evaluation.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
 #include "plan/row_cache.hpp"
@@ -61,6 +62,7 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.split = RowSplit{};
   s.grid_multiple = 1;
   s.row_alignment = RowVectorAlignment::kRowStart;
+  s.gelu = GeluEvaluation::kPolynomial;
 }
 
 // Back to a default KernelSpec, keeping the capacity of its vectors.
@@ -728,7 +730,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         spec.bytes_read = reads_recomputed;
         break;
     }
-    size_grid(in, spec);
+    choose_gelu_evaluation(in, spec);  // sizes the grid
     if (spec.schedule == ScheduleKind::kSplitRow) {
       place_split_partials(g, spec);
       // Each partial is written once and read by every block of its group.

@@ -82,6 +82,15 @@ enum class GridPolicy : uint8_t {
 };
 const char* grid_policy_name(GridPolicy p);
 
+// How a kernel evaluates GELU (erf form) of bf16 values.
+enum class GeluEvaluation : uint8_t {
+  kPolynomial,  // fst_gelu_f32 (codegen/prelude.cpp), then rounded to bf16
+  // The reference's value of every bf16 input from a table each block copies into shared
+  // memory (codegen/gelu_lookup.hpp): fewer instructions, a few KiB of shared memory.
+  kBf16Table,
+};
+const char* gelu_evaluation_name(GeluEvaluation e);
+
 // Shared memory a block may declare statically; beyond it a kernel opts in to dynamic
 // shared memory up to the device's per-block limit.
 inline constexpr size_t kStaticSharedLimit = 48 * 1024;
@@ -142,6 +151,7 @@ struct KernelSpec {
   // kShared past the static limit: the buffers, in dynamic shared memory (each at a
   // 16-byte boundary); 0 when they are static arrays.
   size_t dynamic_shared_bytes = 0;
+  GeluEvaluation gelu = GeluEvaluation::kPolynomial;  // for its bf16 GELU members, if any
   // kColumnTile: the tiling, and for each reduction member (in member order) the byte offset
   // of its partials within the kernel's partials scratch (empty when column.split == 1).
   ColumnTiling column;

@@ -13,6 +13,7 @@
 #include "plan/constants.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/explore.hpp"
+#include "plan/gelu_evaluation.hpp"
 #include "plan/in_place.hpp"
 #include "plan/op_class.hpp"
 #include "plan/steps.hpp"
@@ -607,6 +608,9 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
           << group_residency_name(s.split.residency)
           << "), partials combined in slice order by every block after a group barrier";
     }
+    if (s.gelu == GeluEvaluation::kBf16Table)
+      out << "\n  gelu: " << gelu_evaluation_name(s.gelu) << " (" << bf16_gelu_table_bytes()
+          << " bytes of shared memory per block)";
     out << "\n  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
         << seconds_text(s.est_seconds) << "\n";
     {

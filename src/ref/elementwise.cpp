@@ -21,12 +21,6 @@ double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
 }
 
-// 1 + erf(z) as erfc(-z): the same value, without the cancellation that loses every digit
-// for large negative x (GELU(-10) is about -7.6e-23, not 0).
-double gelu_erf(double x) {
-  return x * 0.5 * std::erfc(-x / std::sqrt(2.0));
-}
-
 double gelu_tanh(double x) {
   const double pi = 3.14159265358979323846;
   const double k = std::sqrt(2.0 / pi);
@@ -247,6 +241,12 @@ void require_same_layout(const char* what, const Tensor& a, const Tensor& b) {
 }
 
 }  // namespace
+
+// 1 + erf(z) as erfc(-z): the same value, without the cancellation that loses every digit
+// for large negative x (GELU(-10) is about -7.6e-23, not 0).
+double gelu_erf(double x) {
+  return x * 0.5 * std::erfc(-x / std::sqrt(2.0));
+}
 
 Tensor eval_unary(OpKind op, const Tensor& x) {
   if (op == OpKind::kLogicalNot) return logical_not(x);

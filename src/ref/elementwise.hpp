@@ -12,4 +12,7 @@ Tensor eval_binary(OpKind op, const Tensor& a, const Tensor& b);
 Tensor eval_select(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor eval_cast(const Tensor& x, DType to);
 
+// GELU (erf form) in f64, as the evaluator computes it before rounding to the dtype.
+double gelu_erf(double x);
+
 }  // namespace fstitch::ref

@@ -14,6 +14,7 @@
 
 #include "common/backend_run.hpp"
 #include "common/host_context.hpp"
+#include "ref/gelu_table.hpp"
 
 namespace {
 
@@ -86,6 +87,46 @@ TEST(GeluAccuracy, F32WithinFourUlpOverTheWholeRange) {
   EXPECT_TRUE(std::isnan(special[2]));
   EXPECT_TRUE(special[3] == 0.0f && std::signbit(special[3]));
   EXPECT_TRUE(special[4] == 0.0f && !std::signbit(special[4]));
+}
+
+// GELU of bf16 values is a bf16 operation (its operand rounded to bf16, its result too): the
+// kernel looks the reference's value up, so every one of the 65536 inputs gives the
+// reference's bits (NaN: a NaN), in a kernel that the plan says uses the table.
+TEST(GeluAccuracy, Bf16IsTheReferenceOnEveryInput) {
+  std::vector<uint16_t> xs(65536);
+  for (uint32_t b = 0; b < xs.size(); ++b) xs[b] = static_cast<uint16_t>(b);
+  fstitch::testing::ContextHandle ctx = fstitch::testing::host_backend_context();
+  ASSERT_TRUE(ctx);
+  fst_graph* g = nullptr;
+  ASSERT_EQ(fst_graph_create(ctx.get(), &g), FST_OK);
+  const int64_t n = static_cast<int64_t>(xs.size());
+  fst_value x = fst_input(g, "x", FST_BF16, 1, &n);
+  ASSERT_EQ(fst_output(g, "y", fst_unary(g, FST_UNARY_GELU, x)), FST_OK) << fst_last_error_message();
+  fst_fusion* f = nullptr;
+  ASSERT_EQ(fst_fuse(g, nullptr, &f), FST_OK) << fst_last_error_message();
+  char* dump = nullptr;
+  ASSERT_EQ(fst_fusion_dump(f, &dump), FST_OK);
+  EXPECT_NE(std::string(dump).find("gelu: bf16 table"), std::string::npos) << dump;
+  fst_string_free(dump);
+  std::vector<uint16_t> ys(xs.size(), 0);
+  const size_t bytes = xs.size() * sizeof(uint16_t);
+  ASSERT_EQ(fstitch::testing::run_on_backend(f, {{xs.data(), bytes}}, {{ys.data(), bytes}}), FST_OK)
+      << fst_last_error_message();
+  fst_fusion_destroy(f);
+  fst_graph_destroy(g);
+  auto is_nan = [](uint16_t b) { return (b & 0x7fffu) > 0x7f80u; };
+  size_t wrong = 0;
+  for (uint32_t b = 0; b < xs.size(); ++b) {
+    const uint16_t want = fstitch::ref::bf16_gelu_reference(static_cast<uint16_t>(b));
+    const bool ok = is_nan(want) ? is_nan(ys[b]) : ys[b] == want;
+    if (!ok && ++wrong <= 5)
+      ADD_FAILURE() << std::hex << "x = 0x" << b << ": 0x" << ys[b] << ", want 0x" << want;
+  }
+  EXPECT_EQ(wrong, 0u);
+  // A NaN input stays that NaN, made quiet (as the conversions keep it).
+  EXPECT_EQ(ys[0x7f81], 0x7fc1);
+  EXPECT_EQ(ys[0xffa5], 0xffe5);
+  EXPECT_EQ(ys[0xff80], 0xffc0);  // GELU(-inf): -inf made quiet
 }
 
 }  // namespace

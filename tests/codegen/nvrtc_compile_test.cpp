@@ -2,6 +2,7 @@
 // sm_80 and sm_90, and the stitched kernels neither spill nor use local memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "ir/builder.hpp"
 #include "jit/kernel_cache.hpp"
 #include "plan/cost_model.hpp"
+#include "plan/gelu_evaluation.hpp"
 #include "plan/plan.hpp"
 #include "plan/schedule_columns.hpp"
 
@@ -231,6 +233,53 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
                   resident_blocks_per_sm(arch, tile.block_threads, 1, tile.element_loads))
             << f.registers << " registers";
       }
+    }
+  }
+}
+
+// GELU of bf16 values looks the reference's value up in a table each block copies into
+// shared memory (plan/gelu_evaluation.hpp): elementwise and row kernels that use it compile
+// with the table's shared memory and without spills, and a module of several such kernels
+// (every operation its own kernel) defines the table once.
+TEST(NvrtcCompile, Bf16GeluTableKernelsCompile) {
+  Graph g;
+  const ValueId x = build_input(g, "x", DType::kBF16, {64, 4096});
+  const ValueId b = build_input(g, "b", DType::kBF16, {4096});
+  const ValueId y =
+      build_unary(g, OpKind::kGelu, build_binary(g, OpKind::kAdd, x, build_broadcast(g, b, {64, 4096})));
+  const ValueId z = build_unary(g, OpKind::kGelu, build_binary(g, OpKind::kMul, y, x));
+  build_output(g, "y", y);
+  build_output(g, "s", build_reduce(g, OpKind::kReduceSum, z, {1}, true));
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  std::vector<std::vector<std::string>> table_kernels;
+  for (FusionPolicy policy : {FusionPolicy::kStitch, FusionPolicy::kNone}) {
+    for (int sm : {80, 90}) {
+      const FusionPlan p = plan(g, policy, sm);
+      std::vector<std::string> names;
+      for (const PlannedKernel& k : p.kernels)
+        if (k.spec.gelu == GeluEvaluation::kBf16Table) names.push_back(k.name);
+      EXPECT_GE(names.size(), policy == FusionPolicy::kNone ? 2u : 1u) << dump_plan(g, p);
+      table_kernels.push_back(names);
+      jit::CompileRequest r;
+      r.source = emit_module(g, p);
+      r.name = "gelu_table.cu";
+      r.arch = sm;
+      requests.push_back(r);
+      labels.push_back(std::string(fusion_policy_name(policy)) + " sm_" + std::to_string(sm));
+    }
+  }
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  ASSERT_EQ(modules.size(), requests.size());
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+      const auto& names = table_kernels[i];
+      if (std::find(names.begin(), names.end(), f.name) != names.end())
+        EXPECT_GE(f.shared_bytes, static_cast<int64_t>(bf16_gelu_table_bytes())) << f.name;
     }
   }
 }
