@@ -336,6 +336,9 @@ class KernelEmitter {
         // The table's values are already bf16.
         if (s_.gelu == GeluEvaluation::kBf16Table && is_bf16_gelu(g_, v))
           return define(v, "fst_gelu_bf16(" + a[0] + ", " + kBf16GeluShared + ")");
+        // Rounded to 16 bits by every use: the precision that rounding needs.
+        if (std::binary_search(s_.gelu_to_16bit.begin(), s_.gelu_to_16bit.end(), v))
+          return define(v, "fst_gelu_f32_for_16bit(" + a[0] + ")");
         const DType operand_type = g_.node(n.operands[0]).dtype;
         std::string e = elementwise_expr(n, operand_type, a);
         return define(v, op_yields_bool(n.op) ? e : round_expr(n.dtype, e));

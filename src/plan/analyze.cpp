@@ -63,6 +63,7 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.grid_multiple = 1;
   s.row_alignment = RowVectorAlignment::kRowStart;
   s.gelu = GeluEvaluation::kPolynomial;
+  s.gelu_to_16bit.clear();
 }
 
 // Back to a default KernelSpec, keeping the capacity of its vectors.
@@ -692,6 +693,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       spec.work_units = work_units(g, spec);
       spec.registers_estimate = estimate_registers(g, spec);
       spec.planned_blocks_per_sm = spec.column.blocks_per_sm;
+      find_gelu_rounded_to_16bit(in, spec);
       spec.est_seconds = estimate_seconds(in, spec);
       return true;
     }

@@ -24,6 +24,8 @@ double op_instructions(const Graph& g, const KernelSpec& s, ValueId v) {
   // the table, its result already bf16. 22 per element in the SASS of bf16 GELU(x + bias)
   // [8192, 4096] on sm_90, against the same kernel without the GELU.
   if (s.gelu == GeluEvaluation::kBf16Table && is_bf16_gelu(g, v)) return 22;
+  // fst_gelu_f32_for_16bit (codegen/prelude.cpp) on sm_90.
+  if (std::binary_search(s.gelu_to_16bit.begin(), s.gelu_to_16bit.end(), v)) return 21;
   double k = 1;
   switch (n.op) {
     case OpKind::kDiv:

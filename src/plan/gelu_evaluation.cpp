@@ -33,8 +33,26 @@ bool has_bf16_gelu(const Graph& g, const KernelSpec& s) {
   return any(s.members) || any(s.inlined);
 }
 
+void find_gelu_rounded_to_16bit(const PlanInputs& in, KernelSpec& spec) {
+  const Graph& g = *in.graph;
+  spec.gelu_to_16bit.clear();
+  for (ValueId v : spec.members) {
+    const Node& n = g.node(v);
+    if (n.op != OpKind::kGelu || n.dtype != DType::kF32) continue;
+    if (std::find(spec.stored.begin(), spec.stored.end(), v) != spec.stored.end()) continue;
+    const std::vector<ValueId>& users = in.users[static_cast<size_t>(v)];
+    const bool rounded = !users.empty() && std::all_of(users.begin(), users.end(), [&](ValueId u) {
+      const Node& c = g.node(u);
+      return c.op == OpKind::kCast && (c.dtype == DType::kBF16 || c.dtype == DType::kF16) && spec.is_member(u);
+    });
+    if (rounded) spec.gelu_to_16bit.push_back(v);
+  }
+  std::sort(spec.gelu_to_16bit.begin(), spec.gelu_to_16bit.end());
+}
+
 void choose_gelu_evaluation(const PlanInputs& in, KernelSpec& spec) {
   const Graph& g = *in.graph;
+  find_gelu_rounded_to_16bit(in, spec);
   spec.gelu = GeluEvaluation::kPolynomial;
   size_grid(in, spec);
   // Column tiles size their occupancy from their own register model and pass it to ptxas;

@@ -19,7 +19,11 @@ bool is_bf16_gelu(const Graph& graph, ValueId v);
 // Whether the kernel computes any (members and inlined values).
 bool has_bf16_gelu(const Graph& graph, const KernelSpec& spec);
 
-// Sets spec.gelu to the evaluation the cost model scores faster, the table only where its
+// Sets spec.gelu_to_16bit: the f32 GELU members whose every live user is a cast to bf16 or
+// f16 among the kernel's members, the GELU itself not stored.
+void find_gelu_rounded_to_16bit(const PlanInputs& in, KernelSpec& spec);
+
+// Sets spec.gelu_to_16bit (find_gelu_rounded_to_16bit), then spec.gelu to the evaluation the cost model scores faster, the table only where its
 // shared memory fits beside the kernel's static arrays. Resizes the grid for the choice.
 void choose_gelu_evaluation(const PlanInputs& in, KernelSpec& spec);
 

@@ -152,6 +152,10 @@ struct KernelSpec {
   // 16-byte boundary); 0 when they are static arrays.
   size_t dynamic_shared_bytes = 0;
   GeluEvaluation gelu = GeluEvaluation::kPolynomial;  // for its bf16 GELU members, if any
+  // f32 GELU members every use of which is a cast to bf16 or f16 in this kernel (none is
+  // stored): evaluated to the precision the rounding needs (fst_gelu_f32_for_16bit in
+  // codegen/prelude.cpp). Sorted.
+  std::vector<ValueId> gelu_to_16bit;
   // kColumnTile: the tiling, and for each reduction member (in member order) the byte offset
   // of its partials within the kernel's partials scratch (empty when column.split == 1).
   ColumnTiling column;

@@ -611,6 +611,7 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     if (s.gelu == GeluEvaluation::kBf16Table)
       out << "\n  gelu: " << gelu_evaluation_name(s.gelu) << " (" << bf16_gelu_table_bytes()
           << " bytes of shared memory per block)";
+    for (ValueId v : s.gelu_to_16bit) out << "\n  gelu %" << v << ": f32 to the precision of its 16-bit rounding";
     out << "\n  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
         << seconds_text(s.est_seconds) << "\n";
     {

@@ -14,6 +14,7 @@
 
 #include "common/backend_run.hpp"
 #include "common/host_context.hpp"
+#include "ir/numeric.hpp"
 #include "ref/gelu_table.hpp"
 
 namespace {
@@ -127,6 +128,86 @@ TEST(GeluAccuracy, Bf16IsTheReferenceOnEveryInput) {
   EXPECT_EQ(ys[0x7f81], 0x7fc1);
   EXPECT_EQ(ys[0xffa5], 0xffe5);
   EXPECT_EQ(ys[0xff80], 0xffc0);  // GELU(-inf): -inf made quiet
+}
+
+// An f32 GELU whose only uses round it to bf16 or f16 (torch's F.gelu(x.float()).to(bf16))
+// is evaluated to the precision the rounding needs: every rounded result is within half
+// an ulp of the exact value plus 2^-16 of it (so it is the correctly rounded one except
+// within 2^-16 of a halfway point), the special values as in f32.
+TEST(GeluAccuracy, F32RoundedTo16BitsIsWithinHalfAnUlpPlusTwoToTheMinus16) {
+  std::vector<float> xs;
+  for (int i = -16.5 * 4096; i <= 16.5 * 4096; ++i) xs.push_back(static_cast<float>(i) / 4096.0f);
+  for (uint32_t b = 0; b < 0x7f800000u; b += 0x10001u) {
+    xs.push_back(from_bits(b));
+    xs.push_back(-from_bits(b));
+  }
+  const size_t checked = xs.size();
+  const float specials[] = {INFINITY, -INFINITY, NAN, -0.0f, 0.0f};
+  for (float s : specials) xs.push_back(s);
+
+  fstitch::testing::ContextHandle ctx = fstitch::testing::host_backend_context();
+  ASSERT_TRUE(ctx);
+  fst_graph* g = nullptr;
+  ASSERT_EQ(fst_graph_create(ctx.get(), &g), FST_OK);
+  const int64_t n = static_cast<int64_t>(xs.size());
+  fst_value y = fst_unary(g, FST_UNARY_GELU, fst_input(g, "x", FST_F32, 1, &n));
+  ASSERT_EQ(fst_output(g, "b", fst_cast(g, y, FST_BF16)), FST_OK) << fst_last_error_message();
+  ASSERT_EQ(fst_output(g, "h", fst_cast(g, y, FST_F16)), FST_OK) << fst_last_error_message();
+  fst_fusion* f = nullptr;
+  ASSERT_EQ(fst_fuse(g, nullptr, &f), FST_OK) << fst_last_error_message();
+  char* dump = nullptr;
+  ASSERT_EQ(fst_fusion_dump(f, &dump), FST_OK);
+  EXPECT_NE(std::string(dump).find("to the precision of its 16-bit rounding"), std::string::npos) << dump;
+  fst_string_free(dump);
+  std::vector<uint16_t> bs(xs.size()), hs(xs.size());
+  const size_t in_bytes = xs.size() * sizeof(float), out_bytes = xs.size() * sizeof(uint16_t);
+  ASSERT_EQ(fstitch::testing::run_on_backend(f, {{xs.data(), in_bytes}}, {{bs.data(), out_bytes}, {hs.data(), out_bytes}}),
+            FST_OK)
+      << fst_last_error_message();
+  fst_fusion_destroy(f);
+  fst_graph_destroy(g);
+
+  struct Format {
+    const char* name;
+    const std::vector<uint16_t>& bits;
+    double (*value)(uint16_t);
+    uint16_t (*round)(double);
+    int mantissa_bits;
+    double min_normal;
+  };
+  const Format formats[] = {
+      {"bf16", bs, fstitch::bf16_bits_to_f64, fstitch::f64_to_bf16_bits, 7, std::ldexp(1.0, -126)},
+      {"f16", hs, fstitch::f16_bits_to_f64, fstitch::f64_to_f16_bits, 10, std::ldexp(1.0, -14)},
+  };
+  for (const Format& fmt : formats) {
+    size_t not_nearest = 0, wrong = 0;
+    for (size_t i = 0; i < checked; ++i) {
+      const long double v = xs[i];
+      const double exact = static_cast<double>(v * 0.5L * std::erfc(-v / std::sqrt(2.0L)));
+      const uint16_t nearest = fmt.round(exact);
+      if (fmt.bits[i] == nearest) continue;
+      ++not_nearest;
+      const double got = fmt.value(fmt.bits[i]);
+      const double magnitude = std::max(std::fabs(got), std::fabs(fmt.value(nearest)));
+      int e = 0;
+      std::frexp(std::max(magnitude, fmt.min_normal), &e);
+      const double ulp = std::ldexp(1.0, e - 1 - fmt.mantissa_bits);
+      if (!(std::fabs(got - exact) <= 0.5 * ulp + std::ldexp(std::fabs(exact), -16)) && ++wrong <= 5)
+        ADD_FAILURE() << fmt.name << " at x = " << xs[i] << ": " << got << ", exact " << exact;
+    }
+    std::printf("[ gelu ] %s: %zu of %zu inputs not the nearest value, %zu beyond the bound\n", fmt.name, not_nearest,
+                checked, wrong);
+    EXPECT_EQ(wrong, 0u) << fmt.name;
+  }
+  const size_t k = checked;
+  EXPECT_EQ(bs[k], 0x7f80);                               // GELU(+inf) = +inf
+  EXPECT_TRUE((bs[k + 1] & 0x7fff) > 0x7f80);             // GELU(-inf) is NaN
+  EXPECT_TRUE((bs[k + 2] & 0x7fff) > 0x7f80);             // NaN
+  EXPECT_EQ(bs[k + 3], 0x8000);                           // -0
+  EXPECT_EQ(bs[k + 4], 0x0000);                           // +0
+  EXPECT_EQ(hs[k], 0x7c00);
+  EXPECT_TRUE((hs[k + 1] & 0x7fff) > 0x7c00);
+  EXPECT_EQ(hs[k + 3], 0x8000);
 }
 
 }  // namespace
