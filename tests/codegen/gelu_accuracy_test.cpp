@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "common/backend_run.hpp"
@@ -36,34 +37,59 @@ double ulp_error(float y, long double exact) {
   return static_cast<double>(std::fabs(static_cast<long double>(y) - exact)) / ulp;
 }
 
-TEST(GeluAccuracy, F32WithinFourUlpOverTheWholeRange) {
+// Every 2^-12 over [-16.5, 16.5] (GELU(-16.5) underflows to -0; past 16.5 it is x), a spread
+// of bit patterns (tiny, subnormal and large magnitudes of both signs), then the kSpecials
+// special values: +inf, -inf, NaN, -0, +0.
+constexpr size_t kSpecials = 5;
+std::vector<float> f32_inputs() {
   std::vector<float> xs;
-  // Every 2^-12 over [-16.5, 16.5] (GELU(-16.5) underflows to -0; past 16.5 it is x).
   for (int i = -16.5 * 4096; i <= 16.5 * 4096; ++i) xs.push_back(static_cast<float>(i) / 4096.0f);
-  // A spread of bit patterns: tiny, subnormal and large magnitudes of both signs.
   for (uint32_t b = 0; b < 0x7f800000u; b += 0x10001u) {
     xs.push_back(from_bits(b));
     xs.push_back(-from_bits(b));
   }
-  const size_t checked = xs.size();
-  const float specials[] = {INFINITY, -INFINITY, NAN, -0.0f, 0.0f};
-  for (float s : specials) xs.push_back(s);
+  for (float s : {INFINITY, -INFINITY, NAN, -0.0f, 0.0f}) xs.push_back(s);
+  return xs;
+}
 
+// Fuses y = GELU(x) for x of `n` elements of `dtype` on the host backend, its outputs y
+// itself (no casts) or y cast to each of `casts`, checks that the plan dump says
+// `plan_says` (when given), and runs it from `input` into `outputs`.
+void run_gelu(fst_dtype dtype, int64_t n, const std::vector<fst_dtype>& casts, const char* plan_says,
+              fstitch::testing::HostArray input, const std::vector<fstitch::testing::HostArray>& outputs) {
   fstitch::testing::ContextHandle ctx = fstitch::testing::host_backend_context();
   ASSERT_TRUE(ctx);
   fst_graph* g = nullptr;
   ASSERT_EQ(fst_graph_create(ctx.get(), &g), FST_OK);
-  const int64_t n = static_cast<int64_t>(xs.size());
-  fst_value x = fst_input(g, "x", FST_F32, 1, &n);
-  ASSERT_EQ(fst_output(g, "y", fst_unary(g, FST_UNARY_GELU, x)), FST_OK) << fst_last_error_message();
+  const fst_value y = fst_unary(g, FST_UNARY_GELU, fst_input(g, "x", dtype, 1, &n));
+  if (casts.empty()) {
+    ASSERT_EQ(fst_output(g, "y", y), FST_OK) << fst_last_error_message();
+  }
+  for (size_t i = 0; i < casts.size(); ++i) {
+    const std::string name = "y" + std::to_string(i);
+    ASSERT_EQ(fst_output(g, name.c_str(), fst_cast(g, y, casts[i])), FST_OK) << fst_last_error_message();
+  }
   fst_fusion* f = nullptr;
   ASSERT_EQ(fst_fuse(g, nullptr, &f), FST_OK) << fst_last_error_message();
+  fst_graph_destroy(g);
+  if (plan_says) {
+    char* dump = nullptr;
+    ASSERT_EQ(fst_fusion_dump(f, &dump), FST_OK);
+    EXPECT_NE(std::string(dump).find(plan_says), std::string::npos) << dump;
+    fst_string_free(dump);
+  }
+  EXPECT_EQ(fstitch::testing::run_on_backend(f, {input}, outputs), FST_OK) << fst_last_error_message();
+  fst_fusion_destroy(f);
+}
+
+TEST(GeluAccuracy, F32WithinFourUlpOverTheWholeRange) {
+  std::vector<float> xs = f32_inputs();
+  const size_t checked = xs.size() - kSpecials;
+
   std::vector<float> ys(xs.size(), NAN);
   const size_t bytes = xs.size() * sizeof(float);
-  ASSERT_EQ(fstitch::testing::run_on_backend(f, {{xs.data(), bytes}}, {{ys.data(), bytes}}), FST_OK)
-      << fst_last_error_message();
-  fst_fusion_destroy(f);
-  fst_graph_destroy(g);
+  run_gelu(FST_F32, static_cast<int64_t>(xs.size()), {}, nullptr, {xs.data(), bytes}, {{ys.data(), bytes}});
+  if (HasFatalFailure()) return;
 
   double worst = 0, sum = 0;
   float worst_x = 0;
@@ -96,25 +122,11 @@ TEST(GeluAccuracy, F32WithinFourUlpOverTheWholeRange) {
 TEST(GeluAccuracy, Bf16IsTheReferenceOnEveryInput) {
   std::vector<uint16_t> xs(65536);
   for (uint32_t b = 0; b < xs.size(); ++b) xs[b] = static_cast<uint16_t>(b);
-  fstitch::testing::ContextHandle ctx = fstitch::testing::host_backend_context();
-  ASSERT_TRUE(ctx);
-  fst_graph* g = nullptr;
-  ASSERT_EQ(fst_graph_create(ctx.get(), &g), FST_OK);
-  const int64_t n = static_cast<int64_t>(xs.size());
-  fst_value x = fst_input(g, "x", FST_BF16, 1, &n);
-  ASSERT_EQ(fst_output(g, "y", fst_unary(g, FST_UNARY_GELU, x)), FST_OK) << fst_last_error_message();
-  fst_fusion* f = nullptr;
-  ASSERT_EQ(fst_fuse(g, nullptr, &f), FST_OK) << fst_last_error_message();
-  char* dump = nullptr;
-  ASSERT_EQ(fst_fusion_dump(f, &dump), FST_OK);
-  EXPECT_NE(std::string(dump).find("gelu: bf16 table"), std::string::npos) << dump;
-  fst_string_free(dump);
   std::vector<uint16_t> ys(xs.size(), 0);
   const size_t bytes = xs.size() * sizeof(uint16_t);
-  ASSERT_EQ(fstitch::testing::run_on_backend(f, {{xs.data(), bytes}}, {{ys.data(), bytes}}), FST_OK)
-      << fst_last_error_message();
-  fst_fusion_destroy(f);
-  fst_graph_destroy(g);
+  run_gelu(FST_BF16, static_cast<int64_t>(xs.size()), {}, "gelu: bf16 table", {xs.data(), bytes},
+           {{ys.data(), bytes}});
+  if (HasFatalFailure()) return;
   auto is_nan = [](uint16_t b) { return (b & 0x7fffu) > 0x7f80u; };
   size_t wrong = 0;
   for (uint32_t b = 0; b < xs.size(); ++b) {
@@ -135,37 +147,15 @@ TEST(GeluAccuracy, Bf16IsTheReferenceOnEveryInput) {
 // an ulp of the exact value plus 2^-16 of it (so it is the correctly rounded one except
 // within 2^-16 of a halfway point), the special values as in f32.
 TEST(GeluAccuracy, F32RoundedTo16BitsIsWithinHalfAnUlpPlusTwoToTheMinus16) {
-  std::vector<float> xs;
-  for (int i = -16.5 * 4096; i <= 16.5 * 4096; ++i) xs.push_back(static_cast<float>(i) / 4096.0f);
-  for (uint32_t b = 0; b < 0x7f800000u; b += 0x10001u) {
-    xs.push_back(from_bits(b));
-    xs.push_back(-from_bits(b));
-  }
-  const size_t checked = xs.size();
-  const float specials[] = {INFINITY, -INFINITY, NAN, -0.0f, 0.0f};
-  for (float s : specials) xs.push_back(s);
+  std::vector<float> xs = f32_inputs();
+  const size_t checked = xs.size() - kSpecials;
 
-  fstitch::testing::ContextHandle ctx = fstitch::testing::host_backend_context();
-  ASSERT_TRUE(ctx);
-  fst_graph* g = nullptr;
-  ASSERT_EQ(fst_graph_create(ctx.get(), &g), FST_OK);
-  const int64_t n = static_cast<int64_t>(xs.size());
-  fst_value y = fst_unary(g, FST_UNARY_GELU, fst_input(g, "x", FST_F32, 1, &n));
-  ASSERT_EQ(fst_output(g, "b", fst_cast(g, y, FST_BF16)), FST_OK) << fst_last_error_message();
-  ASSERT_EQ(fst_output(g, "h", fst_cast(g, y, FST_F16)), FST_OK) << fst_last_error_message();
-  fst_fusion* f = nullptr;
-  ASSERT_EQ(fst_fuse(g, nullptr, &f), FST_OK) << fst_last_error_message();
-  char* dump = nullptr;
-  ASSERT_EQ(fst_fusion_dump(f, &dump), FST_OK);
-  EXPECT_NE(std::string(dump).find("to the precision of its 16-bit rounding"), std::string::npos) << dump;
-  fst_string_free(dump);
   std::vector<uint16_t> bs(xs.size()), hs(xs.size());
   const size_t in_bytes = xs.size() * sizeof(float), out_bytes = xs.size() * sizeof(uint16_t);
-  ASSERT_EQ(fstitch::testing::run_on_backend(f, {{xs.data(), in_bytes}}, {{bs.data(), out_bytes}, {hs.data(), out_bytes}}),
-            FST_OK)
-      << fst_last_error_message();
-  fst_fusion_destroy(f);
-  fst_graph_destroy(g);
+  run_gelu(FST_F32, static_cast<int64_t>(xs.size()), {FST_BF16, FST_F16},
+           "to the precision of its 16-bit rounding", {xs.data(), in_bytes},
+           {{bs.data(), out_bytes}, {hs.data(), out_bytes}});
+  if (HasFatalFailure()) return;
 
   struct Format {
     const char* name;
@@ -195,16 +185,16 @@ TEST(GeluAccuracy, F32RoundedTo16BitsIsWithinHalfAnUlpPlusTwoToTheMinus16) {
       if (!(std::fabs(got - exact) <= 0.5 * ulp + std::ldexp(std::fabs(exact), -16)) && ++wrong <= 5)
         ADD_FAILURE() << fmt.name << " at x = " << xs[i] << ": " << got << ", exact " << exact;
     }
-    std::printf("[ gelu ] %s: %zu of %zu inputs not the nearest value, %zu beyond the bound\n", fmt.name, not_nearest,
-                checked, wrong);
+    std::printf("[ gelu ] %s: %zu of %zu inputs not the nearest value, %zu beyond the bound\n", fmt.name,
+                not_nearest, checked, wrong);
     EXPECT_EQ(wrong, 0u) << fmt.name;
   }
   const size_t k = checked;
-  EXPECT_EQ(bs[k], 0x7f80);                               // GELU(+inf) = +inf
-  EXPECT_TRUE((bs[k + 1] & 0x7fff) > 0x7f80);             // GELU(-inf) is NaN
-  EXPECT_TRUE((bs[k + 2] & 0x7fff) > 0x7f80);             // NaN
-  EXPECT_EQ(bs[k + 3], 0x8000);                           // -0
-  EXPECT_EQ(bs[k + 4], 0x0000);                           // +0
+  EXPECT_EQ(bs[k], 0x7f80);                    // GELU(+inf) = +inf
+  EXPECT_TRUE((bs[k + 1] & 0x7fff) > 0x7f80);  // GELU(-inf) is NaN
+  EXPECT_TRUE((bs[k + 2] & 0x7fff) > 0x7f80);  // NaN
+  EXPECT_EQ(bs[k + 3], 0x8000);                // -0
+  EXPECT_EQ(bs[k + 4], 0x0000);                // +0
   EXPECT_EQ(hs[k], 0x7c00);
   EXPECT_TRUE((hs[k + 1] & 0x7fff) > 0x7c00);
   EXPECT_EQ(hs[k + 3], 0x8000);

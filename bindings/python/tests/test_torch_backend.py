@@ -86,6 +86,20 @@ def test_small_modules_match_eager(module):
     assert relative_l2(actual, expected) < F32_LIMIT
 
 
+BF16_LIMIT = 2e-2  # a few bf16 roundings (2^-9 each) of difference with eager per element
+
+
+@pytest.mark.parametrize("module", [MLP, NormBlock, Attention])
+def test_small_modules_match_eager_in_bf16(module):
+    # bf16 weights and activations: each ATen op computes in bf16 as in eager (GELU of a
+    # bf16 value is the reference's, from fstitch's table), normalizations in f32 as torch's
+    # decompositions write them.
+    model = module().to(torch.bfloat16)
+    actual, expected = check_inference(model, torch.randn(2, 32, 64, dtype=torch.bfloat16))
+    assert actual.dtype == torch.bfloat16
+    assert relative_l2(actual, expected) < BF16_LIMIT
+
+
 def test_matmuls_are_opaque_and_softmax_is_fused():
     report = fst_torch.explain(Attention().eval(), torch.randn(2, 32, 64))
     (graph,) = report.graphs
