@@ -13,12 +13,9 @@ constexpr uint32_t kSign = 0x8000u;
 constexpr uint32_t kInfinity = 0x7f80u;  // magnitude bits of +-inf; above it, NaN
 constexpr uint16_t kMinusZero = 0x8000u;
 
-// x / 2 rounded to bf16: the exponent one less, or, where bf16 is evenly spaced (magnitudes
-// below 0x100: the subnormals and the smallest normal binade), the magnitude halved to even.
-uint16_t half_bits(uint32_t bits) {
-  const uint32_t mag = bits & 0x7fffu;
-  const uint32_t half = mag >= 0x100u ? mag - 0x80u : (mag >> 1) + (mag & (mag >> 1) & 1u);
-  return static_cast<uint16_t>((bits & kSign) | half);
+// x / 2 rounded to bf16 (halving is exact in f64).
+uint16_t half_bits(uint16_t bits) {
+  return f64_to_bf16_bits(bf16_bits_to_f64(bits) / 2);
 }
 
 Bf16GeluTable build() {
