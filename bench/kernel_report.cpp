@@ -270,15 +270,35 @@ class Report {
   }
 
   std::string table(int arch, const ArchParams& params) {
-    MarkdownTable t({{"graph", false},  {"shape", false},    {"dtype", false},
-                     {"kernel", false}, {"schedule", false}, {"block"},
-                     {"grid"},          {"planned grid"},    {"regs"},
-                     {"spill B"},       {"smem B"},          {"blocks/SM"},
-                     {"limit", false},  {"occ %"},           {"waves"},
-                     {"last wave %"},   {"LDG", false},      {"STG", false},
-                     {"atom"},          {"instr"},           {"main loop", false},
-                     {"est us"},        {"est % copy"},      {"measured us"},
-                     {"meas % copy"},   {"meas/est"}});
+    MarkdownTable t({{"graph", false},
+                     {"shape", false},
+                     {"dtype", false},
+                     {"kernel", false},
+                     {"schedule", false},
+                     {"V"},
+                     {"cache", false},
+                     {"block"},
+                     {"grid"},
+                     {"planned grid"},
+                     {"regs"},
+                     {"est regs"},
+                     {"spill B"},
+                     {"smem B"},
+                     {"blocks/SM"},
+                     {"limit", false},
+                     {"occ %"},
+                     {"waves"},
+                     {"last wave %"},
+                     {"LDG", false},
+                     {"STG", false},
+                     {"atom"},
+                     {"instr"},
+                     {"main loop", false},
+                     {"est us"},
+                     {"est % copy"},
+                     {"measured us"},
+                     {"meas % copy"},
+                     {"meas/est"}});
     const SmLimits limits = sm_limits(params);
     for (const KernelRow& row : rows_) {
       if (row.c->arch != arch) continue;
@@ -292,6 +312,8 @@ class Report {
           dtype_name(row.c->dtype),
           std::to_string(row.index) + "/" + std::to_string(row.plan->kernels.size()),
           schedule_kind_name(spec.schedule),
+          std::to_string(spec.vector_width),
+          row_cache_cell(spec),
           std::to_string(spec.block_threads)};
       if (!row.module) {
         cells.insert(cells.end(), {std::to_string(spec.grid_blocks), std::to_string(spec.grid_blocks)});
@@ -303,10 +325,10 @@ class Report {
       cells.insert(cells.end(), {std::to_string(launch.grid), std::to_string(spec.grid_blocks)});
       const jit::FunctionResources* f = jit::find_function(row.module->resources, kernel.name);
       if (f == nullptr) {
-        cells.insert(cells.end(), {"?", "?", "?"});
+        cells.insert(cells.end(), {"?", std::to_string(spec.registers_estimate), "?", "?"});
         findings_.add("ptxas reported no resources", where);
       } else {
-        cells.insert(cells.end(), {std::to_string(f->registers),
+        cells.insert(cells.end(), {std::to_string(f->registers), std::to_string(spec.registers_estimate),
                                    std::to_string(f->spill_store_bytes + f->spill_load_bytes),
                                    std::to_string(f->shared_bytes)});
         if (f->spill_store_bytes + f->spill_load_bytes > 0) findings_.add("spills registers", where);
@@ -316,6 +338,9 @@ class Report {
                      {std::to_string(occ.blocks_per_sm), occ.limiter, percent(occ.warp_occupancy),
                       fixed(w.waves, w.waves < 0.1 ? 3 : 2), percent(w.last_wave)});
         if (occ.warp_occupancy < 0.5) findings_.add("under 50% of the SM's warps resident", where);
+        if (occ.blocks_per_sm < spec.planned_blocks_per_sm)
+          findings_.add("fewer blocks per SM than the plan sized its grid for (registers above the estimate)",
+                        where);
         if (w.waves > 0 && w.waves < 1)
           findings_.add("fewer blocks than the GPU holds at once (under one wave)", where);
         if (w.waves > 1 && w.waves < 4 && w.last_wave < 0.5)
@@ -331,6 +356,15 @@ class Report {
       t.add_row(std::move(cells));
     }
     return t.render();
+  }
+
+  // Where a row kernel keeps the values its passes reuse: "registers 24" (slots per thread),
+  // "shared" or "recompute"; "—" for kernels without a row.
+  static std::string row_cache_cell(const KernelSpec& spec) {
+    if (spec.reduced_axes.empty() || spec.schedule == ScheduleKind::kColumnTile) return "—";
+    if (spec.cache == RowCache::kShared) return "shared";
+    if (spec.cache == RowCache::kRecompute || spec.cached.empty()) return "recompute";
+    return "registers " + std::to_string(spec.cached.size() * static_cast<size_t>(spec.elems_per_thread));
   }
 
   void sass_cells(const KernelRow& row, const PlannedKernel& kernel, const std::string& where,
