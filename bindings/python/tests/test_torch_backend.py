@@ -91,13 +91,44 @@ BF16_LIMIT = 2e-2  # a few bf16 roundings (2^-9 each) of difference with eager p
 
 @pytest.mark.parametrize("module", [MLP, NormBlock, Attention])
 def test_small_modules_match_eager_in_bf16(module):
-    # bf16 weights and activations: each ATen op computes in bf16 as in eager (GELU of a
-    # bf16 value is the reference's, from fstitch's table), normalizations in f32 as torch's
-    # decompositions write them.
+    # bf16 weights and activations: fused values stay f32 between operations and are
+    # rounded to bf16 where they leave fstitch (the output, a matmul's operands).
     model = module().to(torch.bfloat16)
     actual, expected = check_inference(model, torch.randn(2, 32, 64, dtype=torch.bfloat16))
     assert actual.dtype == torch.bfloat16
     assert relative_l2(actual, expected) < BF16_LIMIT
+
+
+@pytest.mark.parametrize("module", [MLP, NormBlock, Attention])
+def test_eager_rounding_matches_eager_bit_for_bit_in_bf16(module):
+    # Each ATen op computes in bf16 as in eager (GELU of a bf16 value is the reference's,
+    # from fstitch's table), normalizations in f32 as torch's decompositions write them.
+    model = module().to(torch.bfloat16).eval()
+    x = torch.randn(2, 32, 64, dtype=torch.bfloat16)
+    with torch.no_grad():
+        expected = model(x)
+        actual = torch.compile(model, backend="fstitch", options={"eager_rounding": True})(x)
+    assert fst_torch.counters["fallbacks"] == 0
+    assert torch.equal(actual, expected)
+
+
+def _cancelling(x):
+    # In bf16, eager rounds x * 1.0078125 (one bf16 ulp above 1 is 2^-7) to bf16 before the
+    # subtraction; held in f32 the product is exact and the difference is x / 128.
+    return (x * 1.0078125 - x) * 3.0
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_sixteen_bit_values_are_rounded_only_where_they_leave_fstitch(dtype):
+    x = torch.randn(4, 256).to(dtype)
+    exact = ((x.double() * 1.0078125 - x.double()) * 3.0).to(dtype)
+    fused = torch.compile(_cancelling, backend="fstitch")(x)
+    torch._dynamo.reset()
+    eager_rounded = torch.compile(_cancelling, backend="fstitch", options={"eager_rounding": True})(x)
+    assert fst_torch.counters["fallbacks"] == 0
+    assert fused.dtype == dtype and torch.equal(fused, exact)
+    assert torch.equal(eager_rounded, _cancelling(x))
+    assert not torch.equal(eager_rounded, exact)
 
 
 def test_matmuls_are_opaque_and_softmax_is_fused():
@@ -162,6 +193,8 @@ def test_options_reach_the_planner_and_bad_options_are_named():
     assert len(unfused.graphs[0].kernels) > len(stitched.graphs[0].kernels)
     with pytest.raises(ValueError, match="unknown option"):
         fst_torch.explain(model, x, polciy="none")
+    with pytest.raises(ValueError, match="eager_rounding"):
+        fst_torch.explain(model, x, eager_rounding="yes")
 
 
 # -- Hugging Face blocks, from configs with random weights ----------------------------------

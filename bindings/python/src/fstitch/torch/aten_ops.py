@@ -5,7 +5,8 @@ the node, and its arguments with FX nodes replaced by what they lowered to. It r
 fstitch Value (or a list of them for split), or raises AsOpaque when this instance of the
 operation is better left to torch (a negative pad, an integer power). Dtypes follow torch:
 the operation's result dtype comes from running it on meta tensors (see lowering.py), and
-the computation happens in that dtype as in eager.
+the computation happens in that dtype as in eager, or, for an f16 or bf16 result without
+the eager_rounding option, in f32 (Lowering.held_dtype).
 """
 
 from __future__ import annotations
@@ -203,7 +204,7 @@ def _where(cx: Any, node: Any, condition: Any, a: Any, b: Any) -> Any:
 
 @_converts(prims.convert_element_type.default)
 def _convert_element_type(cx: Any, node: Any, x: Any, dtype: Any) -> Any:
-    return cx.as_value(x, dtype)
+    return cx.as_cast(x, dtype)
 
 
 @_converts(aten._to_copy.default)
@@ -211,7 +212,7 @@ def _to_copy(cx: Any, node: Any, x: Any, **kwargs: Any) -> Any:
     device = kwargs.get("device")
     if device is not None and torch.device(device).type != "cpu":
         raise AsOpaque("a copy to another device")
-    return cx.as_value(x, cx.result_dtype(node))
+    return cx.as_cast(x, cx.result_dtype(node))
 
 
 @_converts(aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default, aten.detach.default)

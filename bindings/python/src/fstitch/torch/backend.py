@@ -62,8 +62,10 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any], options: dict[s
     """The "fstitch" torch.compile backend.
 
     Options (``torch.compile(model, backend="fstitch", options={...})`` or keyword
-    arguments): ``policy`` ("stitch", "loop" or "none"), ``target`` (80 or 90) and
-    ``log_level`` (of the library's messages, sent to the logger "fstitch.torch").
+    arguments): ``policy`` ("stitch", "loop" or "none"), ``target`` (80 or 90),
+    ``log_level`` (of the library's messages, sent to the logger "fstitch.torch") and
+    ``eager_rounding`` (round f16 and bf16 results after every operation, as eager does;
+    otherwise they stay f32 until they leave fstitch).
     """
     parsed = Options.parse({**(options or {}), **more})
     return make_backend(parsed)(gm, example_inputs)

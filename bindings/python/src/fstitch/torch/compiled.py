@@ -115,7 +115,9 @@ class CompiledGraph:
         start = time.perf_counter()
         try:
             context = host_context(self.options.log_level)
-            lowered = Lowering(self.gm, args, context).lower(self.options.policy, self.options.target)
+            lowered = Lowering(self.gm, args, context, eager_rounding=self.options.eager_rounding).lower(
+                self.options.policy, self.options.target
+            )
         except Exception as error:  # noqa: BLE001 - whatever fails here, torch runs the graph
             return self._fall_back(key, str(error) or type(error).__name__)
         counters["compiles"] += 1

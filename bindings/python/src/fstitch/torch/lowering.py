@@ -115,12 +115,24 @@ class _Regions:
         return len({self._root(node) for node in self.computes})
 
 
-class Lowering:
-    """Lowers `gm` with the call arguments `args` into a graph of `context`."""
+_SIXTEEN_BIT_FLOATS = (torch.float16, torch.bfloat16)
 
-    def __init__(self, gm: torch.fx.GraphModule, args: list[Any], context: Any) -> None:
+
+class Lowering:
+    """Lowers `gm` with the call arguments `args` into a graph of `context`.
+
+    With `eager_rounding`, every operation computes in its torch result dtype, so an f16 or
+    bf16 result is rounded to it after each operation and at each cast, as in eager. Without
+    it, such a value is held in f32 inside the graph (the dtype it is computed in) and
+    rounded only where it leaves fstitch: at an output and where torch runs an operation on
+    it."""
+
+    def __init__(
+        self, gm: torch.fx.GraphModule, args: list[Any], context: Any, eager_rounding: bool = False
+    ) -> None:
         self.gm = gm
         self.args = args
+        self.eager_rounding = eager_rounding
         self.graph = Graph(context)
         self.env: dict[torch.fx.Node, Any] = {}
         self.metas: dict[torch.fx.Node, Any] = {}
@@ -142,8 +154,33 @@ class Lowering:
     def promoted_dtype(self, a: Any, b: Any) -> torch.dtype:
         return torch.result_type(self._metas_of(a), self._metas_of(b))
 
+    def held_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        """The dtype a value of torch dtype `dtype` is computed and held in inside the graph."""
+        if not self.eager_rounding and dtype in _SIXTEEN_BIT_FLOATS:
+            return torch.float32
+        return dtype
+
     def as_value(self, x: Any, dtype: torch.dtype | None = None) -> Value:
-        """`x` (a lowered tensor or a Python scalar) as an fstitch Value, cast to `dtype`."""
+        """`x` (a lowered tensor or a Python scalar) as an fstitch Value, cast to the dtype a
+        value of torch dtype `dtype` is held in (held_dtype)."""
+        return self._cast(x, None if dtype is None else self.held_dtype(dtype))
+
+    def as_stored(self, x: Any, dtype: torch.dtype) -> Value:
+        """`x` as an fstitch Value of exactly `dtype`: what leaves the graph (an output, an
+        operand of an operation torch runs), rounded to it where it is held wider."""
+        return self._cast(x, dtype)
+
+    def as_cast(self, x: Any, dtype: torch.dtype) -> Value:
+        """`x` cast to `dtype` by a cast of the graph (convert_element_type, _to_copy): a value
+        already of exactly `dtype` (an f16 or bf16 input) stays itself, anything else is held
+        as held_dtype says."""
+        if isinstance(x, _Placeholder):
+            x = self._input(x.position)
+        if isinstance(x, Value) and x.dtype is fstitch_dtype(dtype):
+            return x
+        return self.as_value(x, dtype)
+
+    def _cast(self, x: Any, dtype: torch.dtype | None) -> Value:
         target = None if dtype is None else fstitch_dtype(dtype)
         if isinstance(x, _Placeholder):
             x = self._input(x.position)
@@ -291,7 +328,8 @@ class Lowering:
         results = result if isinstance(result, list) else [result]
         metas = meta if isinstance(meta, (list, tuple)) else [meta]
         for value, expected in zip(results, metas):
-            if value.shape != tuple(expected.shape) or value.dtype is not fstitch_dtype(expected.dtype):
+            allowed = (fstitch_dtype(expected.dtype), fstitch_dtype(self.held_dtype(expected.dtype)))
+            if value.shape != tuple(expected.shape) or value.dtype not in allowed:
                 raise LoweringError(
                     f"{_op_name(node.target)} lowered to {value.dtype}{list(value.shape)}; torch "
                     f"gives {expected.dtype}{list(expected.shape)}"
@@ -314,7 +352,7 @@ class Lowering:
                 leaf, views = self._torch_side_views(leaf)
             lowered = self.env[leaf] if isinstance(leaf, torch.fx.Node) else leaf
             if isinstance(lowered, (_Placeholder, Value)):
-                operands.append(self.as_value(lowered))
+                operands.append(self.as_stored(lowered, self.metas[leaf].dtype))
                 operand_slots.append(OperandSlot(slot, self.metas[leaf].dtype, views))
                 fixed.append(None)
             elif isinstance(lowered, _Constant):
@@ -377,8 +415,9 @@ class Lowering:
                     continue
                 if lowered.handle not in by_handle:
                     by_handle[lowered.handle] = len(dtypes)
-                    self.graph.output(f"out{len(dtypes)}", lowered)
-                    dtypes.append(self.metas[leaf].dtype)
+                    dtype = self.metas[leaf].dtype
+                    self.graph.output(f"out{len(dtypes)}", self.as_stored(lowered, dtype))
+                    dtypes.append(dtype)
                 sources.append(("fused", by_handle[lowered.handle]))
             elif isinstance(lowered, (list, tuple)):
                 raise LoweringError("an output that is a list of tensors")

@@ -21,15 +21,20 @@ _TARGETS = (80, 90)
 class Options:
     """policy: the fusion policy; target: the architecture planned for (80, 90, or None for
     the default); log_level: the library's messages at or above it go to the logger
-    "fstitch.torch"."""
+    "fstitch.torch"; eager_rounding: round every f16 and bf16 result inside a fused graph
+    to its dtype, as eager does after each operation and at each cast (bit-level parity
+    with eager). Off, such values stay f32 until they leave fstitch (an output, an operand
+    of an operation torch runs): fewer conversions and no rounding between fused
+    operations."""
 
     policy: str = "stitch"
     target: int | None = None
     log_level: str = "warn"
+    eager_rounding: bool = False
 
     @classmethod
     def parse(cls, options: dict[str, Any]) -> Options:
-        known = {"policy", "target", "log_level"}
+        known = {"policy", "target", "log_level", "eager_rounding"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(
@@ -41,6 +46,8 @@ class Options:
             raise ValueError(f"fstitch backend: policy {parsed.policy!r} is not one of {_POLICIES}")
         if parsed.log_level not in _LOG_LEVELS:
             raise ValueError(f"fstitch backend: log_level {parsed.log_level!r} is not one of {_LOG_LEVELS}")
+        if not isinstance(parsed.eager_rounding, bool):
+            raise ValueError(f"fstitch backend: eager_rounding {parsed.eager_rounding!r} is not True or False")
         if parsed.target is not None and parsed.target not in _TARGETS:
             raise ValueError(f"fstitch backend: target {parsed.target!r} is not one of {_TARGETS}")
         return parsed
