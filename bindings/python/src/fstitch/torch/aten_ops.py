@@ -387,6 +387,30 @@ def _cat(cx: Any, node: Any, tensors: Any, dim: int = 0) -> Any:
     return concat(parts, _dim(dim, parts[0].ndim))
 
 
+@_converts(aten.slice_scatter.default)
+def _slice_scatter(
+    cx: Any, node: Any, base: Any, src: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+) -> Any:
+    # base with a slice of it replaced by src (the gradient of a slice): for a unit step,
+    # the part of base before the slice, src and the part after, joined along dim.
+    dtype = cx.result_dtype(node)
+    whole = cx.as_value(base, dtype)
+    axis = _dim(dim, whole.ndim)
+    first, last, stride = slice(start, end, step).indices(whole.shape[axis])
+    if stride != 1:
+        raise AsOpaque("a strided slice_scatter")
+    last = max(first, last)
+    parts = []
+    for lo, hi in ((0, first), (last, whole.shape[axis])):
+        if hi > lo:
+            starts, stops = [0] * whole.ndim, list(whole.shape)
+            starts[axis], stops[axis] = lo, hi
+            parts.append(whole.slice(starts, stops))
+    inner = cx.as_value(src, dtype)
+    parts.insert(1 if first > 0 else 0, inner)
+    return parts[0] if len(parts) == 1 else concat(parts, axis)
+
+
 @_converts(aten.constant_pad_nd.default)
 def _pad(cx: Any, node: Any, x: Any, pad: Any, value: Any = 0) -> Any:
     tensor = cx.as_value(x)

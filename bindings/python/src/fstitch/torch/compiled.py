@@ -105,11 +105,20 @@ class CompiledGraph:
             counters["cache_hits"] += 1
         if isinstance(plan, _Fallback):
             return self.gm(*args)
+        start = time.perf_counter()
         try:
-            return run_lowered(plan, args)
+            results = run_lowered(plan, args)
         except Exception as error:  # noqa: BLE001 - the model must not fail: torch runs it
             self._fall_back(key, f"the fused run failed: {error}")
             return self.gm(*args)
+        if plan.first_run_seconds is None:
+            plan.first_run_seconds = time.perf_counter() - start
+            logger.info(
+                "%s graph: first run in %.2f s (compiling its kernels or loading them from the disk cache)",
+                self.role,
+                plan.first_run_seconds,
+            )
+        return results
 
     def _lower(self, args: list[Any], key: tuple[Any, ...]) -> Lowered | _Fallback:
         start = time.perf_counter()
@@ -121,15 +130,16 @@ class CompiledGraph:
         except Exception as error:  # noqa: BLE001 - whatever fails here, torch runs the graph
             return self._fall_back(key, str(error) or type(error).__name__)
         counters["compiles"] += 1
+        lowered.plan_seconds = time.perf_counter() - start
         self.plans[key] = lowered
         kernels = len(lowered.fusion.kernels) if lowered.fusion is not None else 0
         logger.info(
-            "%s graph: %d ATen ops -> %d kernel(s) and %d opaque op(s) in %.2f s",
+            "%s graph: %d ATen ops -> %d kernel(s) and %d opaque op(s), planned in %.2f s",
             self.role,
             sum(lowered.aten_ops.values()),
             kernels,
             len(lowered.opaque_ops),
-            time.perf_counter() - start,
+            lowered.plan_seconds,
         )
         if self.on_lowered is not None:
             self.on_lowered(self.role, lowered)

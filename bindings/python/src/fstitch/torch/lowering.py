@@ -67,6 +67,9 @@ class Lowered:
         opaque_ops: the ATen operations run by torch, in graph order.
         ideal_kernels: memory-intensive regions connected without an opaque operation
             between them (views are free): the kernel count a perfect partition reaches.
+        plan_seconds: the time to lower and fuse the graph (planning and code generation).
+        first_run_seconds: the time of the plan's first run, which compiles its kernels (or
+            loads them from the disk cache) before it runs them; None until it has run.
     """
 
     graph: Graph
@@ -79,6 +82,8 @@ class Lowered:
     aten_ops: Counter = field(default_factory=Counter)
     opaque_ops: list[str] = field(default_factory=list)
     ideal_kernels: int = 0
+    plan_seconds: float = 0.0
+    first_run_seconds: float | None = None
 
 
 def _op_name(target: Any) -> str:
