@@ -399,15 +399,14 @@ def _slice_scatter(
     first, last, stride = slice(start, end, step).indices(whole.shape[axis])
     if stride != 1:
         raise AsOpaque("a strided slice_scatter")
-    last = max(first, last)
-    parts = []
-    for lo, hi in ((0, first), (last, whole.shape[axis])):
-        if hi > lo:
-            starts, stops = [0] * whole.ndim, list(whole.shape)
-            starts[axis], stops[axis] = lo, hi
-            parts.append(whole.slice(starts, stops))
-    inner = cx.as_value(src, dtype)
-    parts.insert(1 if first > 0 else 0, inner)
+    def part(lo: int, hi: int) -> list[Any]:
+        if hi <= lo:
+            return []
+        starts, stops = [0] * whole.ndim, list(whole.shape)
+        starts[axis], stops[axis] = lo, hi
+        return [whole.slice(starts, stops)]
+
+    parts = part(0, first) + [cx.as_value(src, dtype)] + part(max(first, last), whole.shape[axis])
     return parts[0] if len(parts) == 1 else concat(parts, axis)
 
 

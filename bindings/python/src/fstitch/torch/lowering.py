@@ -168,12 +168,7 @@ class Lowering:
     def as_value(self, x: Any, dtype: torch.dtype | None = None) -> Value:
         """`x` (a lowered tensor or a Python scalar) as an fstitch Value, cast to the dtype a
         value of torch dtype `dtype` is held in (held_dtype)."""
-        return self._cast(x, None if dtype is None else self.held_dtype(dtype))
-
-    def as_stored(self, x: Any, dtype: torch.dtype) -> Value:
-        """`x` as an fstitch Value of exactly `dtype`: what leaves the graph (an output, an
-        operand of an operation torch runs), rounded to it where it is held wider."""
-        return self._cast(x, dtype)
+        return self.as_stored(x, None if dtype is None else self.held_dtype(dtype))
 
     def as_cast(self, x: Any, dtype: torch.dtype) -> Value:
         """`x` cast to `dtype` by a cast of the graph (convert_element_type, _to_copy): a value
@@ -185,7 +180,10 @@ class Lowering:
             return x
         return self.as_value(x, dtype)
 
-    def _cast(self, x: Any, dtype: torch.dtype | None) -> Value:
+    def as_stored(self, x: Any, dtype: torch.dtype | None) -> Value:
+        """`x` as an fstitch Value of exactly `dtype` (its own without one): what leaves the
+        graph (an output, an operand of an operation torch runs), rounded to it where it is
+        held wider."""
         target = None if dtype is None else fstitch_dtype(dtype)
         if isinstance(x, _Placeholder):
             x = self._input(x.position)
