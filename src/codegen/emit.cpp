@@ -82,16 +82,19 @@ class KernelEmitter {
   }
 
   void signature() {
-    // No minimum-blocks hint: under one, ptxas was seen to spill kernels that need fewer
-    // registers than it allows. The grid is sized from a register estimate that stays above
-    // what ptxas uses (plan/cost_model.cpp), so the occupancy planned is there (a column
-    // tile, whose estimate is tight, takes the hint of the occupancy it planned). A block of
-    // 1024 threads is the exception: without a hint ptxas (CUDA 13) holds it to 32 registers
-    // and spills a softmax row of 8192 f32 that fits in 44; one block per SM allows 64.
+    // No minimum-blocks hint on grid-stride kernels: under one, ptxas was seen to spill
+    // kernels that need fewer registers than it allows. Their grid is sized from a register
+    // estimate that stays above what ptxas uses (plan/cost_model.cpp), and the launcher
+    // resizes it to the compiled occupancy. A column tile and a split row take the hint of
+    // the occupancy they planned: their grids are their work (tiles x split, rows x group),
+    // sized for that occupancy. Under the hint ptxas uses up to the registers it allows and
+    // the planned wave is the compiled one; without it ptxas (CUDA 13) held split rows of
+    // [64, 50257] f32 to 40 registers and spilled, where the hint's 48 or 64 spill nothing.
+    // A block of 1024 threads is the other exception: without a hint ptxas holds it to 32
+    // registers and spills a softmax row of 8192 f32 that fits in 44; one block per SM
+    // allows 64.
     out_ << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_threads;
-    if (s_.schedule == ScheduleKind::kColumnTile) {
-      // A column tile's wave is sized for planned_blocks_per_sm (its register estimate): the
-      // hint holds ptxas to it.
+    if (s_.schedule == ScheduleKind::kColumnTile || s_.schedule == ScheduleKind::kSplitRow) {
       out_ << ", " << std::max(1, s_.planned_blocks_per_sm);
     } else if (s_.block_threads >= 1024) {
       out_ << ", 1";

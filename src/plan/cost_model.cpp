@@ -189,6 +189,20 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
       const double per_slot = wide(t) ? 6 : dtype_size(t) <= 2 ? 2.5 : 3;
       regs += per_slot * static_cast<double>(s.elems_per_thread);
     }
+  } else if (s.schedule == ScheduleKind::kSplitRow) {
+    // A slice's passes are loops bounded at run time (its slice, its row's shift): ptxas
+    // keeps one vector of each in flight, not the slice. Fitted to ptxas (CUDA 13, sm_90) on
+    // LayerNorm and log-softmax split rows of [64, 50257], [4, 32000] and [1, 100000] at 256
+    // and 512 threads, 4 to 16 blocks per row, shared and re-read: 31 to 40 registers for
+    // 16-bit rows, 32 to 51 for f32 (the f32 LayerNorm highest).
+    size_t widest = 0;
+    for (ValueId v : s.loaded) {
+      if (element_count(g.node(v).dims) == element_count(s.domain))
+        widest = std::max(widest, dtype_size(g.node(v).dtype));
+    }
+    int reductions = 0;
+    for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
+    return 36 + 2 * reductions + (widest >= 4 ? 11 : 0);
   } else if (s.schedule == ScheduleKind::kColumnTile) {
     int reductions = 0;
     for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
@@ -377,6 +391,17 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   c.bandwidth = std::max(1.0, std::min(peak, c.bytes_in_flight / a.memory_latency_seconds));
   const double bytes = static_cast<double>(s.bytes_read) + static_cast<double>(s.bytes_written);
   c.memory_seconds = std::max(bytes / peak, static_cast<double>(s.bytes_read) / c.bandwidth) / c.balance;
+  // A row kernel whose blocks each take one row (or one slice of a split row) in a single
+  // wave runs its passes in lockstep: every block reads and reduces its row before any block
+  // stores, so no store overlaps the reads. Over several rows per block the blocks drift
+  // apart and one block's stores overlap another's loads.
+  const bool lockstep = !s.reduced_axes.empty() && s.schedule != ScheduleKind::kColumnTile && s.phases > 0 &&
+                        per_block <= 1 && grid <= capacity;
+  if (lockstep) {
+    c.memory_seconds =
+        (static_cast<double>(s.bytes_read) / c.bandwidth + static_cast<double>(s.bytes_written) / peak) /
+        c.balance;
+  }
   // The busiest block's own path: once the SM's other blocks are done it reads alone, at its
   // own bytes in flight / latency. Past one wave the rounds already count it.
   const double block_work_threads =

@@ -67,8 +67,10 @@ namespace {
 // A row past 48 KiB of shared memory: the kernel is opted in to its dynamic shared memory on
 // the device before it is launched with it, and its launch configuration says how much.
 TEST_F(DeviceCostModel, LongRowsOptInToDynamicSharedMemory) {
-  // Eight SMs: the rows fill the device many times over with a block each (no split), and a
-  // block keeps its whole row.
+  // An sm_80 device of eight SMs: the rows fill it many times over with a block each, and
+  // without clusters a split row's groups meet through global memory, so a block keeps its
+  // whole row.
+  fake().set_compute_capability(8, 0);
   fake().set_multiprocessors(8);
   ContextPtr context = cuda_context();
   GraphPtr graph;

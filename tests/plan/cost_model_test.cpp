@@ -66,5 +66,33 @@ TEST(CostModel, OneBlockReadsAtItsOwnBytesInFlight) {
   EXPECT_GT(alone.total_seconds, 50 * wave.total_seconds);
 }
 
+// Every block holding one row in a single wave: the blocks read and reduce their rows
+// together before any stores, so the stores do not overlap the reads. The estimate is at
+// least the reads at the kernel's bytes in flight plus the writes at the copy peak; with
+// more rows than blocks the same kernel's memory time is the larger of the two instead.
+TEST(CostModel, RowsInLockstepDoNotOverlapTheirStoresWithTheirReads) {
+  const Graph g = layer_norm(64, 50257, DType::kF32);
+  const FusionPlan plan = plan_fusion(g, FusionOptions{});
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  const KernelSpec& spec = plan.kernels[0].spec;
+  ASSERT_LE(spec.work_units, spec.grid_blocks);
+  const ArchParams arch = *arch_params(90);
+  const CostBreakdown c = estimate_kernel(arch, g, spec);
+  const double peak = arch.dram_bandwidth * arch.copy_efficiency;
+  const double reads = static_cast<double>(spec.bytes_read) / c.bandwidth;
+  const double writes = static_cast<double>(spec.bytes_written) / peak;
+  EXPECT_GE(c.memory_seconds * (1 + 1e-9), reads + writes);
+
+  const Graph many = layer_norm(8192, 4096, DType::kF32);
+  const FusionPlan drifting = plan_fusion(many, FusionOptions{});
+  const KernelSpec& s = drifting.kernels[0].spec;
+  ASSERT_GT(s.work_units, s.grid_blocks);
+  const CostBreakdown d = estimate_kernel(arch, many, s);
+  const double all = static_cast<double>(s.bytes_read + s.bytes_written) / peak;
+  EXPECT_LT(d.memory_seconds,
+            static_cast<double>(s.bytes_read) / d.bandwidth + static_cast<double>(s.bytes_written) / peak);
+  EXPECT_GE(d.memory_seconds * (1 + 1e-9), all);
+}
+
 }  // namespace
 }  // namespace fstitch::testing

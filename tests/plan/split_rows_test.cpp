@@ -75,6 +75,29 @@ TEST(SplitRows, SlicesCoverTheRowAndGroupsAreResident) {
   EXPECT_GT(splits, 20u);
 }
 
+// A batch of vocabulary rows (GPT-2's 64 x 50257) is more than one wave of elements: the
+// plan's grid fills at least nine tenths of the device's resident blocks at the occupancy
+// it planned (any group size, not only powers of two, so the grid can match the wave), and
+// split rows carry that occupancy to ptxas as a minimum-blocks hint
+// (NvrtcCompile.SplitRowKernelsCompileWithinTheirOccupancy checks the compiled kernel).
+TEST(SplitRows, ABatchOfVocabularyRowsFillsAWave) {
+  for (const char* name : {"layer_norm", "log_softmax", "rms_norm"}) {
+    for (DType t : {DType::kF32, DType::kBF16}) {
+      const testing::CanonicalGraph* canonical = nullptr;
+      for (const testing::CanonicalGraph& c : testing::canonical_graphs())
+        canonical = c.name == name ? &c : canonical;
+      ASSERT_NE(canonical, nullptr);
+      const Graph g = canonical->build(64, 50257, t);
+      const FusionPlan p = plan(g, FusionPolicy::kStitch, 90);
+      ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+      const KernelSpec& s = p.kernels[0].spec;
+      EXPECT_GE(static_cast<double>(s.grid_blocks), 0.9 * static_cast<double>(wave(p, s)))
+          << name << " " << dtype_name(t) << "\n"
+          << dump_plan(g, p);
+    }
+  }
+}
+
 TEST(SplitRows, ManyRowsKeepABlockPerRow) {
   // Rows enough to fill the device several times over need no group barrier.
   const Graph g = testing::layer_norm(8192, 4096, DType::kBF16);
