@@ -101,6 +101,17 @@ std::string store_value_expr(DType t, const std::string& v) {
   }
 }
 
+std::string store_rounded_expr(DType t, const std::string& v) {
+  switch (t) {
+    case DType::kF16:
+      return "fst_f32_to_f16(" + v + ")";
+    case DType::kBF16:
+      return "fst_f32_to_bf16(" + v + ")";
+    default:
+      return store_value_expr(t, round_expr(t, v));
+  }
+}
+
 std::string round_expr(DType t, const std::string& v) {
   switch (t) {
     case DType::kF16:

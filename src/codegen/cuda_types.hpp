@@ -22,6 +22,9 @@ std::string bits_from_storage(DType t, const std::string& stored);
 // compute -> storage, for a value already rounded to t (as every value of a kernel is)
 std::string store_value_expr(DType t, const std::string& value);
 std::string round_expr(DType t, const std::string& value);  // wrap/round a compute value to t
+// The storage bits of a compute value not yet rounded to t: what store_value_expr gives
+// for round_expr(t, value), converted once.
+std::string store_rounded_expr(DType t, const std::string& value);
 std::string literal(DType t, Scalar value);
 std::string cast_expr(DType from, DType to, const std::string& value);
 

@@ -133,6 +133,113 @@ class KernelEmitter {
     return name;
   }
 
+  // A value of v's dtype computed as `expr` and rounded to it. A 16-bit value keeps its f32
+  // before rounding beside it: a store converts that once (cvt and a NaN test) instead of
+  // rounding in place and then taking the rounded float's bits, the same bits in about half
+  // the instructions; the rounded float is dead code where only stores use it.
+  std::string define_rounded(ValueId v, const std::string& expr) {
+    const DType t = g_.node(v).dtype;
+    if (t != DType::kBF16 && t != DType::kF16) return define(v, round_expr(t, expr));
+    const std::string unrounded = "u" + std::to_string(v) + "_" + std::to_string(counter_++);
+    line("const float " + unrounded + " = " + expr + ";");
+    const std::string name = define(v, round_expr(t, unrounded));
+    unrounded_[name] = {unrounded, t};
+    return name;
+  }
+
+  // The f32 a 16-bit value named `value` was rounded from, or empty.
+  std::string unrounded_of(DType t, const std::string& value) const {
+    const auto it = unrounded_.find(value);
+    return it != unrounded_.end() && it->second.second == t ? it->second.first : std::string();
+  }
+
+  // The storage bits of `value` (of dtype t) as stored.
+  std::string stored_bits(DType t, const std::string& value) const {
+    const std::string unrounded = unrounded_of(t, value);
+    if (!unrounded.empty()) return store_rounded_expr(t, unrounded);
+    return store_value_expr(t, value);
+  }
+
+  // A vector store's lane of a 16-bit value that keeps its f32 before rounding: the lane
+  // writes that f32 (r<v>[lane]) instead of its bits, so the words of the vector convert
+  // two lanes at once (fst_f32x2_to_bf16x2, one cvt). False when the lane has no such f32.
+  bool keep_unrounded_lane(ValueId v, int lane, const std::string& value) {
+    const DType t = g_.node(v).dtype;
+    const std::string unrounded = unrounded_of(t, value);
+    if (unrounded.empty()) return false;
+    line("r" + std::to_string(v) + "[" + std::to_string(lane) + "] = " + unrounded + ";");
+    unrounded_lanes_.insert({v, lane});
+    return true;
+  }
+  // The declarations of the f32 lane arrays the stores of `stored` wrote.
+  void declare_unrounded_lanes(const std::vector<ValueId>& stored, int V) {
+    for (ValueId v : stored) {
+      const auto it = unrounded_lanes_.lower_bound({v, 0});
+      if (it != unrounded_lanes_.end() && it->first == v)
+        line("float r" + std::to_string(v) + "[" + std::to_string(V) + "];");
+    }
+  }
+  // The storage bits of lane `lane` of vector-stored v, from its bit array `bits`.
+  std::string lane_bits(ValueId v, int lane, const std::string& bits) const {
+    if (!unrounded_lanes_.count({v, lane})) return bits + "[" + std::to_string(lane) + "]";
+    return "(unsigned)" +
+           store_rounded_expr(g_.node(v).dtype, "r" + std::to_string(v) + "[" + std::to_string(lane) + "]");
+  }
+  // The words of a vector store of v (V lanes, bit array `bits`) into `var`. When every lane
+  // of a 16-bit store kept its f32, the pairs convert with one cvt each and one test of all
+  // lanes for a NaN redoes them the exact way (the hardware's NaN has no payload): per
+  // eight lanes four cvt, four tests and one branch, not eight conversions with a NaN rule
+  // each.
+  std::vector<std::string> packed_store_words(ValueId v, const std::string& var, int V,
+                                              const std::string& bits) {
+    const DType t = g_.node(v).dtype;
+    std::vector<std::string> lanes;
+    bool all_unrounded = dtype_size(t) == 2 && V % 2 == 0;
+    for (int lane = 0; lane < V; ++lane) {
+      lanes.push_back(lane_bits(v, lane, bits));
+      all_unrounded = all_unrounded && unrounded_lanes_.count({v, lane});
+    }
+    if (!all_unrounded) return pack_vector_words(var, t, V, lanes);
+    const std::string fast = t == DType::kBF16 ? "fst_cvt_bf16x2" : "fst_cvt_f16x2";
+    const std::string exact = t == DType::kBF16 ? "fst_f32x2_to_bf16x2" : "fst_f32x2_to_f16x2";
+    const std::string r = "r" + std::to_string(v);
+    auto lane = [&](int j) { return r + "[" + std::to_string(j) + "]"; };
+    std::vector<std::string> words;
+    std::string any_nan;
+    for (int w = 0; w < V / 2; ++w) {
+      words.push_back(vector_word(var, V * 2, w) + " = " + fast + "(" + lane(2 * w) + ", " + lane(2 * w + 1) +
+                      ");");
+      for (int j : {2 * w, 2 * w + 1})
+        any_nan += (any_nan.empty() ? "" : " | ") + ("(" + lane(j) + " != " + lane(j) + ")");
+    }
+    words.push_back("if (__builtin_expect(" + any_nan + ", 0)) {");
+    for (int w = 0; w < V / 2; ++w)
+      words.push_back("  " + vector_word(var, V * 2, w) + " = " + exact + "(" + lane(2 * w) + ", " +
+                      lane(2 * w + 1) + ");");
+    words.push_back("}");
+    return words;
+  }
+
+  // The f32 lanes of a vector of V f16 values in word variable `var`, as `var`f[j]: a plain
+  // cvt each, one test of all lanes for a NaN, and the exact conversion (which keeps a NaN's
+  // sign and payload) only when one is. About 1.5 instructions a lane instead of 6.
+  void convert_f16_vector(const std::string& var, int V) {
+    auto bits = [&](int j) { return storage_from_bits(DType::kF16, vector_element_bits(var, 2, 2 * V, j)); };
+    const std::string floats = var + "f";
+    line("float " + floats + "[" + std::to_string(V) + "];");
+    std::string any_nan;
+    for (int j = 0; j < V; ++j) {
+      const std::string lane = floats + "[" + std::to_string(j) + "]";
+      line(lane + " = fst_cvt_f16_to_f32(" + bits(j) + ");");
+      any_nan += (any_nan.empty() ? "" : " | ") + ("(" + lane + " != " + lane + ")");
+    }
+    line("if (__builtin_expect(" + any_nan + ", 0)) {");
+    for (int j = 0; j < V; ++j)
+      line("  " + floats + "[" + std::to_string(j) + "] = fst_f16_to_f32(" + bits(j) + ");");
+    line("}");
+    f16_vector_floats_.insert(var);
+  }
+
   bool is_member(ValueId v) const { return members_.count(v) != 0; }
 
   // The operand's index for a consumer evaluated at `idx`.
@@ -212,11 +319,21 @@ class KernelEmitter {
       }
       // The element as its storage type holds it, then converted to the compute type.
       std::string stored = p->second + "[" + idx + "]";
+      std::string converted;  // the lane's f32 where its f16 vector was converted whole
+      auto lane_float = [&](const std::string& var) {
+        return f16_vector_floats_.count(var) ? var + "f[" + std::to_string(vector_lane_) + "]"
+                                             : std::string();
+      };
       if (idx == kElement && vector_lane_ >= 0 && vector_words_.count(v)) {
         stored = storage_from_bits(n.dtype, element_bits(v, vector_lane_));
+        converted = lane_float(vector_words_.at(v));
       }
-      const std::string lane_bits = lane_broadcast_bits(v, idx);
-      if (!lane_bits.empty()) stored = storage_from_bits(n.dtype, lane_bits);
+      std::string broadcast_var;
+      const std::string lane_bits = lane_broadcast_bits(v, idx, &broadcast_var);
+      if (!lane_bits.empty()) {
+        stored = storage_from_bits(n.dtype, lane_bits);
+        converted = lane_float(broadcast_var);
+      }
       const auto rv = row_vectors_.find(key);
       bool from_row_vector = false;
       if (vector_lane_ >= 0 && rv != row_vectors_.end()) {
@@ -227,6 +344,7 @@ class KernelEmitter {
         from_row_vector = true;
       }
       std::string e = from_storage_expr(n.dtype, stored);
+      if (!converted.empty()) e = converted;
       if (idx == kRowIndex && !in_element_loop_)
         e = "(row_ok ? " + e + " : " + literal(n.dtype, Scalar{}) + ")";
       if (cached_.count(v) && idx == kElement && s_.cache == RowCache::kShared)
@@ -344,7 +462,7 @@ class KernelEmitter {
           return define(v, "fst_gelu_f32_for_16bit(" + a[0] + ")");
         const DType operand_type = g_.node(n.operands[0]).dtype;
         std::string e = elementwise_expr(n, operand_type, a);
-        return define(v, op_yields_bool(n.op) ? e : round_expr(n.dtype, e));
+        return op_yields_bool(n.op) ? define(v, e) : define_rounded(v, e);
       }
       case OpFamily::kSelect: {
         std::vector<std::string> a;
@@ -353,7 +471,10 @@ class KernelEmitter {
       }
       case OpFamily::kCast: {
         ValueId o = n.operands[0];
-        return define(v, cast_expr(g_.node(o).dtype, n.dtype, value_at(o, idx)));
+        const DType from = g_.node(o).dtype;
+        if ((n.dtype == DType::kBF16 || n.dtype == DType::kF16) && from != DType::kF64)
+          return define_rounded(v, "(float)(" + value_at(o, idx) + ")");  // cast_expr's rounding
+        return define(v, cast_expr(from, n.dtype, value_at(o, idx)));
       }
       case OpFamily::kBroadcast:
       case OpFamily::kReshape:
@@ -479,12 +600,13 @@ class KernelEmitter {
     const auto bits = row_vector_stores_.find(v);
     if (bits != row_vector_stores_.end() && vector_lane_ >= 0 && idx == kElement) {
       const DType t = g_.node(v).dtype;
+      if (keep_unrounded_lane(v, vector_lane_, value)) return;
       line(bits->second + "[" + std::to_string(vector_lane_) +
-           "] = " + bits_from_storage(t, store_value_expr(t, value)) + ";");
+           "] = " + bits_from_storage(t, stored_bits(t, value)) + ";");
       return;
     }
     for (const std::string& ptr : p->second) {
-      line(ptr + "[" + idx + "] = " + store_value_expr(g_.node(v).dtype, value) + ";");
+      line(ptr + "[" + idx + "] = " + stored_bits(g_.node(v).dtype, value) + ";");
     }
   }
 
@@ -532,6 +654,11 @@ class KernelEmitter {
   std::map<ValueId, std::vector<std::string>> store_ptrs_;
   std::map<std::pair<ValueId, std::string>, std::string> scope_;
   std::map<ValueId, std::string> row_vars_;
+  // 16-bit values defined by define_rounded: the name of the f32 each was rounded from, and
+  // its dtype.
+  std::map<std::string, std::pair<std::string, DType>> unrounded_;
+  std::set<std::pair<ValueId, int>> unrounded_lanes_;  // (value, lane) of keep_unrounded_lane
+  std::set<std::string> f16_vector_floats_;            // word variables of convert_f16_vector
   // Row kernels with vector_width > 1: the vectors a pass may read, keyed by (value, index:
   // kElement or kColumn), each with its word variable; those the pass being emitted reads;
   // the bit arrays of the values the current step stores as vectors; the pointers whose

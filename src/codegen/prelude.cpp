@@ -66,6 +66,19 @@ static __device__ __forceinline__ unsigned short fst_f32_to_f16(float f) {
 #endif
 }
 
+// The hardware's conversion alone, for f16 values known not to be NaN (convert_f16_vector
+// tests its lanes and redoes them with fst_f16_to_f32 when one is). The host gives a NaN the
+// hardware's canonical NaN, so that a vector load that missed one would show here.
+static __device__ __forceinline__ float fst_cvt_f16_to_f32(unsigned short h) {
+#ifdef __CUDACC_RTC__
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
+  return ((unsigned)h & 0x7fffu) > 0x7c00u ? __uint_as_float(0x7fffffffu) : fst_f16_to_f32(h);
+#endif
+}
+
 static __device__ __forceinline__ float fst_bf16_to_f32(unsigned short b) {
   return __uint_as_float(((unsigned)b) << 16);
 }
@@ -81,6 +94,36 @@ static __device__ __forceinline__ unsigned short fst_f32_to_bf16(float f) {
 #else
   if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
   return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+#endif
+}
+
+// Two floats rounded to 16 bits and packed lo | hi << 16 by one cvt, for values that are not
+// NaN (the hardware gives a NaN no payload; vector stores test their lanes for NaNs once and
+// then convert them again with fst_f32x2_to_bf16x2 / fst_f32x2_to_f16x2).
+static __device__ __forceinline__ unsigned fst_f32x2_to_bf16x2(float lo, float hi) {
+  return (unsigned)fst_f32_to_bf16(lo) | ((unsigned)fst_f32_to_bf16(hi) << 16);
+}
+static __device__ __forceinline__ unsigned fst_f32x2_to_f16x2(float lo, float hi) {
+  return (unsigned)fst_f32_to_f16(lo) | ((unsigned)fst_f32_to_f16(hi) << 16);
+}
+// The host gives a NaN the hardware's canonical bits (0x7fff), so that a store that skipped
+// the redo would show in the host backend's results.
+static __device__ __forceinline__ unsigned fst_cvt_bf16x2(float lo, float hi) {
+#ifdef __CUDACC_RTC__
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return (lo != lo ? 0x7fffu : (unsigned)fst_f32_to_bf16(lo)) | ((hi != hi ? 0x7fffu : (unsigned)fst_f32_to_bf16(hi)) << 16);
+#endif
+}
+static __device__ __forceinline__ unsigned fst_cvt_f16x2(float lo, float hi) {
+#ifdef __CUDACC_RTC__
+  unsigned r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return (lo != lo ? 0x7fffu : (unsigned)fst_f32_to_f16(lo)) | ((hi != hi ? 0x7fffu : (unsigned)fst_f32_to_f16(hi)) << 16);
 #endif
 }
 
@@ -192,7 +235,7 @@ static __device__ __forceinline__ float fst_gelu_f32(float x) {
 
 // GELU in f32 for a value every use of which rounds it to bf16 or f16 (KernelSpec::
 // gelu_to_16bit): within about 2^-16 of the exact value relative (normal results), against
-// the 2^-9 and 2^-12 of a bf16 and an f16 half ulp, in about 21 instructions. The form of
+// the 2^-9 and 2^-12 of a bf16 and an f16 half ulp, in about 18 instructions. The form of
 // fst_gelu_f32 with a degree-6 Q (2^-18.2 over the a < 16.5 where results do not
 // underflow), exp(-a^2 / 2) as ex2.approx of 32 - a^2 log2(e) / 2 (a^2 rounded once), 2^-32
 // folded into Q's coefficients. Past a = 14.8 the power of two flushes to zero: GELU(x)
@@ -201,16 +244,23 @@ static __device__ __forceinline__ float fst_gelu_f32(float x) {
 // smallest bf16 subnormal (2^-133). ex2 is the hardware's approximation under NVRTC (2 ulp)
 // and exp2f on the host, the reciprocal as in fst_gelu_f32.
 static __device__ __forceinline__ float fst_gelu_f32_for_16bit(float x) {
-  const float a = fminf(fabsf(x), 20.0f);  // NaN -> 20
+  // u: x clamped to 20 from above, a NaN kept (min.NaN, sm_80+; fminf would drop it).
+#ifdef __CUDACC_RTC__
+  float u;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(u) : "f"(x), "f"(20.0f));
+#else
+  const float u = x != x ? x : fminf(x, 20.0f);
+#endif
+  const float a = fabsf(u);
 #ifdef __CUDACC_RTC__
   float r, e;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a + 3.5f));
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(fmaf(a * a, -0.72134752044448170368f, 32.0f)));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(fmaf(u * u, -0.72134752044448170368f, 32.0f)));
 #else
   const float r = 1.0f / (a + 3.5f);
-  const float e = exp2f(fmaf(a * a, -0.72134752044448170368f, 32.0f));
+  const float e = exp2f(fmaf(u * u, -0.72134752044448170368f, 32.0f));
 #endif
-  const float t = fmaf(a + a, r, -1.0f);
+  const float t = fmaf(-7.0f, r, 1.0f);  // (a - 3.5) / (a + 3.5)
   float q = -4.849487781830031e-13f;
   q = fmaf(q, t, 1.443960619476603e-12f);
   q = fmaf(q, t, 3.908730544094352e-12f);
@@ -218,8 +268,11 @@ static __device__ __forceinline__ float fst_gelu_f32_for_16bit(float x) {
   q = fmaf(q, t, 7.346399877317111e-11f);
   q = fmaf(q, t, -1.3168169332722357e-10f);
   q = fmaf(q, t, 1.7332232871147824e-10f);
-  const float m = fminf(x, 20.0f) * (e * (r * q));  // x * Phi(-a)
-  return x <= 0.0f ? m : x - m;
+  const float p = e * (r * q);  // Phi(-a)
+  // GELU(x) = max(x, 0) - |x| Phi(-|x|), one rounding: x - x Phi(-x) above 0, x Phi(-|x|)
+  // at or below. x >= 0 keeps +0 and -0 as they are; -inf gives inf * 0 = NaN, +inf
+  // (clamped to 20, where Phi(-a) is 0) gives inf, a NaN stays one through a.
+  return fmaf(-a, p, x >= 0.0f ? x : -0.0f);
 }
 // Loads that bypass L1 (cached in L2 only): the partials of a reduction split across blocks,
 // written by other blocks, are read after a fence. A plain load on the host.

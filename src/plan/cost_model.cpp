@@ -15,17 +15,40 @@ bool wide(DType t) {
   return t == DType::kF64 || t == DType::kI64;
 }
 
+// A 16-bit value the kernel computes in f32 and rounds (an arithmetic op or a cast from a
+// 32-bit or narrower type): the generated code keeps the f32 beside it and a store
+// converts that (codegen/emit.cpp define_rounded).
+bool rounded_from_f32(const Graph& g, const KernelSpec& s, ValueId v) {
+  const Node& n = g.node(v);
+  if ((n.dtype != DType::kBF16 && n.dtype != DType::kF16) || !s.is_member(v)) return false;
+  if (s.gelu == GeluEvaluation::kBf16Table && is_bf16_gelu(g, v)) return false;  // looked up
+  const OpFamily f = op_family(n.op);
+  if (f == OpFamily::kCast) return g.node(n.operands[0]).dtype != DType::kF64;
+  return f == OpFamily::kUnary || f == OpFamily::kBinary;
+}
+
+bool used_in_kernel(const Graph& g, const KernelSpec& s, ValueId v) {
+  auto uses = [&](ValueId u) {
+    const std::vector<ValueId>& ops = g.node(u).operands;
+    return std::find(ops.begin(), ops.end(), v) != ops.end();
+  };
+  return std::any_of(s.members.begin(), s.members.end(), uses) ||
+         std::any_of(s.inlined.begin(), s.inlined.end(), uses);
+}
+
 // Thread-instructions of one element of an operation in the generated code (f32 unless the
 // dtype is wider): libdevice's correctly rounded sequences, read off compiled SASS. A
-// 16-bit result is rounded to its dtype after the operation.
+// 16-bit result is rounded to its dtype after the operation, unless only stores use it:
+// they convert its f32 (the rounded float is dead code).
 double op_instructions(const Graph& g, const KernelSpec& s, ValueId v) {
   const Node& n = g.node(v);
   // fst_gelu_bf16 (codegen/gelu_lookup.cpp): the index, a shared load and the rules outside
   // the table, its result already bf16. 22 per element in the SASS of bf16 GELU(x + bias)
   // [8192, 4096] on sm_90, against the same kernel without the GELU.
   if (s.gelu == GeluEvaluation::kBf16Table && is_bf16_gelu(g, v)) return 22;
-  // fst_gelu_f32_for_16bit (codegen/prelude.cpp) on sm_90.
-  if (std::binary_search(s.gelu_to_16bit.begin(), s.gelu_to_16bit.end(), v)) return 21;
+  // fst_gelu_f32_for_16bit (codegen/prelude.cpp) on sm_90: 18.4 per element in the SASS of
+  // bf16 GELU(x + bias) [8192, 4096], against the same kernel without the GELU.
+  if (std::binary_search(s.gelu_to_16bit.begin(), s.gelu_to_16bit.end(), v)) return 18;
   double k = 1;
   switch (n.op) {
     case OpKind::kDiv:
@@ -89,8 +112,9 @@ double op_instructions(const Graph& g, const KernelSpec& s, ValueId v) {
       break;
   }
   if (wide(n.dtype) && is_float(n.dtype)) k *= 4;  // f64: half-rate FMA, software transcendentals
-  if (n.dtype == DType::kF16) k += 2;              // cvt to f16 and back
-  if (n.dtype == DType::kBF16) k += 4;             // cvt.rn.bf16.f32, the NaN rule and back
+  if (rounded_from_f32(g, s, v) && !used_in_kernel(g, s, v)) return k;
+  if (n.dtype == DType::kF16) k += 2;   // cvt to f16 and back
+  if (n.dtype == DType::kBF16) k += 4;  // cvt.rn.bf16.f32, the NaN rule and back
   return k;
 }
 
@@ -306,7 +330,11 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
     return (vectors ? 3.0 / V : 3.0) + conversion(v);
   };
   for (ValueId v : s.loaded) k += broadcast_load(v);
-  for (ValueId v : s.stored) k += access(v) + (g.node(v).dtype == DType::kBF16 ? 3 : 0);
+  // A stored bf16 value already rounded takes its bits with a NaN rule; one rounded from
+  // its f32 at the store converts pairs of lanes with one cvt and tests them for NaNs: the
+  // access's one conversion.
+  for (ValueId v : s.stored)
+    k += access(v) + (g.node(v).dtype == DType::kBF16 && !rounded_from_f32(g, s, v) ? 3 : 0);
   if (s.row_alignment == RowVectorAlignment::kShifted) {
     // About V - 1 elements of each row pass (its head and tail) move one at a time.
     double element_accesses = 0;

@@ -278,8 +278,9 @@ TEST(NvrtcCompile, Bf16GeluTableKernelsCompile) {
       EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
       EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
       const auto& names = table_kernels[i];
-      if (std::find(names.begin(), names.end(), f.name) != names.end())
+      if (std::find(names.begin(), names.end(), f.name) != names.end()) {
         EXPECT_GE(f.shared_bytes, static_cast<int64_t>(bf16_gelu_table_bytes())) << f.name;
+      }
     }
   }
 }

@@ -46,6 +46,22 @@ TEST(RowAccess, Bf16LayerNormUsesVectorsColumnsAnd32BitIndices) {
   EXPECT_EQ(text.find("c < 4096"), std::string::npos) << text;
 }
 
+// The 16-bit results of bf16 LayerNorm and GELU(x + bias) are stored from their f32: two
+// lanes per cvt, one test of the vector's lanes for a NaN, and no rounding in place first.
+TEST(RowAccess, Bf16StoresConvertTwoLanesPerCvt) {
+  for (const auto& [name, g] :
+       {std::pair<const char*, Graph>{"layer_norm", testing::layer_norm(8192, 4096, DType::kBF16)},
+        {"gelu_bias", testing::gelu_bias(8192, 4096, DType::kBF16)}}) {
+    SCOPED_TRACE(name);
+    FusionPlan plan;
+    const PlannedKernel k = only_kernel(g, 90, &plan);
+    const std::string text = emit_kernel(g, k);
+    EXPECT_NE(text.find("= fst_cvt_bf16x2("), std::string::npos) << text;
+    EXPECT_NE(text.find("if (__builtin_expect("), std::string::npos) << text;
+    EXPECT_EQ(text.find("fst_bf16_bits("), std::string::npos) << text;
+  }
+}
+
 // A row of 4097 bf16 elements is not a whole number of vectors: each row's head and tail
 // move one element at a time and the vectors between them whole, from the row's first
 // 16-byte boundary; gamma and beta, whose vectors do not line up with the row's, are read at
