@@ -220,12 +220,16 @@ class KernelEmitter {
     return words;
   }
 
-  // The f32 lanes of a vector of V f16 values in word variable `var`, as `var`f[j]: a plain
-  // cvt each, one test of all lanes for a NaN, and the exact conversion (which keeps a NaN's
-  // sign and payload) only when one is. About 1.5 instructions a lane instead of 6.
-  void convert_f16_vector(const std::string& var, int V) {
+  // The f32 lanes of a vector of V f16 values in word variable `var`, into the array
+  // `floats` (`var`f by default): a plain cvt each, one test of all lanes for a NaN, and the
+  // exact conversion (which keeps a NaN's sign and payload) only when one is. About 1.5
+  // instructions a lane instead of 6.
+  void convert_f16_vector(const std::string& var, int V, std::string floats = "") {
     auto bits = [&](int j) { return storage_from_bits(DType::kF16, vector_element_bits(var, 2, 2 * V, j)); };
-    const std::string floats = var + "f";
+    if (floats.empty()) {
+      floats = var + "f";
+      f16_vector_floats_.insert(var);
+    }
     line("float " + floats + "[" + std::to_string(V) + "];");
     std::string any_nan;
     for (int j = 0; j < V; ++j) {
@@ -237,7 +241,25 @@ class KernelEmitter {
     for (int j = 0; j < V; ++j)
       line("  " + floats + "[" + std::to_string(j) + "] = fst_f16_to_f32(" + bits(j) + ");");
     line("}");
-    f16_vector_floats_.insert(var);
+  }
+
+  // Whether a row kernel's vector steps convert their f16 vectors whole: the converted
+  // lanes of all its f16 row vectors take registers, at most half of what a thread may use
+  // at the kernel's occupancy (bias + residual + LayerNorm f16 [100, 8191], with five f16
+  // vectors at 64 registers, spilled with them).
+  bool converts_f16_row_vectors() const {
+    int f16_vectors = 0;
+    for (const auto& entry : row_vectors_)
+      f16_vectors += g_.node(entry.first.first).dtype == DType::kF16 ? 1 : 0;
+    const int cap =
+        std::min(255, 65536 / std::max(1, s_.block_threads * std::max(1, s_.planned_blocks_per_sm)));
+    return f16_vectors * s_.vector_width * 2 <= cap;
+  }
+
+  // The f32 array a row kernel's vector step converts f16 row vector `key` into.
+  static std::string row_vector_floats(const std::pair<ValueId, std::string>& key) {
+    const char* suffix = key.second == kColumn ? "c" : key.second == kSharedCache ? "s" : "";
+    return "h" + std::to_string(key.first) + suffix;
   }
 
   bool is_member(ValueId v) const { return members_.count(v) != 0; }
@@ -342,13 +364,17 @@ class KernelEmitter {
             n.dtype, vector_element_bits(rv->second, size, size * s_.vector_width, vector_lane_));
         row_vectors_used_.insert(key);
         from_row_vector = true;
+        if (n.dtype == DType::kF16 && converts_f16_row_vectors()) {
+          converted = row_vector_floats(rv->first) + "[" + std::to_string(vector_lane_) + "]";
+          f16_step_vectors_.insert(rv->first);
+        }
       }
       std::string e = from_storage_expr(n.dtype, stored);
       if (!converted.empty()) e = converted;
       if (idx == kRowIndex && !in_element_loop_)
         e = "(row_ok ? " + e + " : " + literal(n.dtype, Scalar{}) + ")";
       if (cached_.count(v) && idx == kElement && s_.cache == RowCache::kShared)
-        return fill_shared_cache(v, stored, from_row_vector);
+        return fill_shared_cache(v, stored, from_row_vector, e);
       if (cached_.count(v) && idx == kElement) return cached_value(v, e);
       result = define(v, e);
     } else if (s_.role(v) == ValueRole::kRow && !s_.pure(v) && idx != kRowIndex && idx != kElement) {
@@ -392,6 +418,10 @@ class KernelEmitter {
     if (vector_lane_ >= 0 && rv != row_vectors_.end()) {
       const int size = static_cast<int>(dtype_size(t));
       row_vectors_used_.insert(key);
+      if (t == DType::kF16 && converts_f16_row_vectors()) {
+        f16_step_vectors_.insert(key);
+        return define(v, row_vector_floats(key) + "[" + std::to_string(vector_lane_) + "]");
+      }
       return define(v, from_storage_expr(t, storage_from_bits(t, vector_element_bits(rv->second, size,
                                                                                      size * s_.vector_width,
                                                                                      vector_lane_))));
@@ -401,12 +431,13 @@ class KernelEmitter {
 
   // The first pass that loads v keeps its storage bits in the shared row cache: the whole
   // vector once the step's elements are emitted (vector_lanes), or this element's bits.
-  std::string fill_shared_cache(ValueId v, const std::string& stored, bool from_row_vector) {
+  std::string fill_shared_cache(ValueId v, const std::string& stored, bool from_row_vector,
+                                const std::string& vector_value) {
     const DType t = g_.node(v).dtype;
     std::string value;
     if (from_row_vector) {
       shared_vector_stores_.insert(v);
-      value = define(v, from_storage_expr(t, stored));
+      value = define(v, vector_value);
     } else {
       const std::string bits = "s" + std::to_string(v) + "_" + std::to_string(counter_++);
       line("const " + std::string(storage_type(t)) + " " + bits + " = " + stored + ";");
@@ -659,6 +690,8 @@ class KernelEmitter {
   std::map<std::string, std::pair<std::string, DType>> unrounded_;
   std::set<std::pair<ValueId, int>> unrounded_lanes_;  // (value, lane) of keep_unrounded_lane
   std::set<std::string> f16_vector_floats_;            // word variables of convert_f16_vector
+  // The f16 row vectors the lanes of the current vector step read as converted floats.
+  std::set<std::pair<ValueId, std::string>> f16_step_vectors_;
   // Row kernels with vector_width > 1: the vectors a pass may read, keyed by (value, index:
   // kElement or kColumn), each with its word variable; those the pass being emitted reads;
   // the bit arrays of the values the current step stores as vectors; the pointers whose

@@ -3,7 +3,8 @@
 // sign, whatever shortcut the store of an already rounded value takes. A value computed in
 // f32 and stored as 16 bits (its f32 converted at the store, two vector lanes per cvt, NaN
 // lanes redone) has the reference evaluator's bits, in elementwise and row kernels, and so
-// does an f16 vector read as f32 (a cvt per lane, NaN lanes redone). Run
+// does an f16 vector read as f32 by an elementwise or a row kernel (a cvt per lane, NaN
+// lanes redone). Run
 // through the C API on the host backend, whose cvt gives NaNs the hardware's payload-free
 // bits, so a store that missed a NaN shows.
 #include <gtest/gtest.h>
@@ -215,6 +216,48 @@ TEST(StoreConversion, F16VectorsReadAsF32HaveTheReferenceValues) {
       const bool same = is_nan(want) ? is_nan(got) && (got >> 31) == (want >> 31) : got == want;
       EXPECT_TRUE(same) << "element " << i << ": got 0x" << std::hex << got << ", reference 0x" << want;
     }
+  }
+}
+
+// The same f16 vectors read by a row kernel: x plus its row's sum of small integers z (exact
+// in any order), as f32.
+TEST(StoreConversion, F16RowVectorsReadAsF32HaveTheReferenceValues) {
+  Graph g;
+  const ValueId x = build_input(g, "x", DType::kF16, {4, 64});
+  const ValueId z = build_input(g, "z", DType::kF32, {4, 64});
+  const ValueId sum = build_reduce(g, OpKind::kReduceSum, z, {1}, true);
+  build_output(
+      g, "y", build_binary(g, OpKind::kAdd, build_cast(g, x, DType::kF32), build_broadcast(g, sum, {4, 64})));
+  std::vector<uint16_t> xs(256);
+  const std::vector<uint16_t> specials = {0x7c01, 0xfc01, 0x7e05, 0xfe00, 0x0001,
+                                          0x7c00, 0x8000, 0x7bff, 0x83ff};
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = i < specials.size() ? specials[i] : static_cast<uint16_t>(0x3800 + 37 * (i % 64));
+  std::vector<float> zs(256);
+  for (size_t i = 0; i < zs.size(); ++i) zs[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  const std::string text = print_graph(g);
+  ContextHandle context = host_backend_context();
+  fst_graph* raw_graph = nullptr;
+  ASSERT_EQ(fst_graph_parse(context.get(), text.c_str(), text.size(), &raw_graph), FST_OK)
+      << fst_last_error_message();
+  GraphHandle graph(raw_graph);
+  fst_fusion* raw_fusion = nullptr;
+  ASSERT_EQ(fst_fuse(graph.get(), nullptr, &raw_fusion), FST_OK) << fst_last_error_message();
+  FusionHandle fusion(raw_fusion);
+  size_t kernels = 0;
+  ASSERT_EQ(fst_fusion_kernel_count(fusion.get(), &kernels), FST_OK);
+  EXPECT_EQ(kernels, 1u);
+  std::vector<uint32_t> y(256, 0xA5A5A5A5u), ry(256);
+  ASSERT_EQ(run_on_backend(fusion.get(), {{xs.data(), 512}, {zs.data(), 1024}}, {{y.data(), 1024}}), FST_OK)
+      << fst_last_error_message();
+  const void* inputs[] = {xs.data(), zs.data()};
+  void* reference[] = {ry.data()};
+  ASSERT_EQ(fst_graph_evaluate_reference(graph.get(), inputs, 2, reference, 1), FST_OK)
+      << fst_last_error_message();
+  auto is_nan = [](uint32_t b) { return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0; };
+  for (size_t i = 0; i < 256; ++i) {
+    const bool same = is_nan(ry[i]) ? is_nan(y[i]) && (y[i] >> 31) == (ry[i] >> 31) : y[i] == ry[i];
+    EXPECT_TRUE(same) << "element " << i << ": got 0x" << std::hex << y[i] << ", reference 0x" << ry[i];
   }
 }
 
