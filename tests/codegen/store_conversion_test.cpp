@@ -25,22 +25,36 @@
 namespace fstitch::testing {
 namespace {
 
+// Graph g parsed through the C API and fused with the default options on the host backend.
+struct HostFusion {
+  ContextHandle context;
+  GraphHandle graph;
+  FusionHandle fusion;
+};
+HostFusion fuse_on_host(const Graph& g) {
+  HostFusion f;
+  f.context = host_backend_context();
+  const std::string text = print_graph(g);
+  fst_graph* raw_graph = nullptr;
+  EXPECT_EQ(fst_graph_parse(f.context.get(), text.c_str(), text.size(), &raw_graph), FST_OK)
+      << fst_last_error_message();
+  f.graph = GraphHandle(raw_graph);
+  fst_fusion* raw_fusion = nullptr;
+  if (raw_graph != nullptr) {
+    EXPECT_EQ(fst_fuse(raw_graph, nullptr, &raw_fusion), FST_OK) << fst_last_error_message();
+  }
+  f.fusion = FusionHandle(raw_fusion);
+  return f;
+}
+
 // y = the transpose of x [2, 4]: a kernel that loads and stores every element unchanged.
 std::vector<uint16_t> transpose_bits(DType dtype, const std::vector<uint16_t>& x) {
   Graph g;
   build_output(g, "y", build_permute(g, build_input(g, "x", dtype, {2, 4}), {1, 0}));
-  const std::string text = print_graph(g);
-  ContextHandle context = host_backend_context();
-  fst_graph* raw_graph = nullptr;
-  EXPECT_EQ(fst_graph_parse(context.get(), text.c_str(), text.size(), &raw_graph), FST_OK)
-      << fst_last_error_message();
-  GraphHandle graph(raw_graph);
-  fst_fusion* raw_fusion = nullptr;
-  EXPECT_EQ(fst_fuse(graph.get(), nullptr, &raw_fusion), FST_OK) << fst_last_error_message();
-  FusionHandle fusion(raw_fusion);
+  const HostFusion host = fuse_on_host(g);
+  const fst_fusion* fusion = host.fusion.get();
   std::vector<uint16_t> input = x, y(x.size(), 0);
-  EXPECT_EQ(run_on_backend(fusion.get(), {{input.data(), input.size() * 2}}, {{y.data(), y.size() * 2}}),
-            FST_OK)
+  EXPECT_EQ(run_on_backend(fusion, {{input.data(), input.size() * 2}}, {{y.data(), y.size() * 2}}), FST_OK)
       << fst_last_error_message();
   std::vector<uint16_t> row_major(x.size());
   for (size_t i = 0; i < 4; ++i) {
@@ -68,17 +82,11 @@ struct OutputBits {
   size_t kernels = 0;
 };
 OutputBits computed_bits(const Graph& g, const std::vector<std::vector<float>>& xs) {
-  const std::string text = print_graph(g);
-  ContextHandle context = host_backend_context();
-  fst_graph* raw_graph = nullptr;
-  EXPECT_EQ(fst_graph_parse(context.get(), text.c_str(), text.size(), &raw_graph), FST_OK)
-      << fst_last_error_message();
-  GraphHandle graph(raw_graph);
-  fst_fusion* raw_fusion = nullptr;
-  EXPECT_EQ(fst_fuse(graph.get(), nullptr, &raw_fusion), FST_OK) << fst_last_error_message();
-  FusionHandle fusion(raw_fusion);
+  const HostFusion host = fuse_on_host(g);
+  const fst_fusion* fusion = host.fusion.get();
+  const fst_graph* graph = host.graph.get();
   OutputBits bits;
-  EXPECT_EQ(fst_fusion_kernel_count(fusion.get(), &bits.kernels), FST_OK);
+  EXPECT_EQ(fst_fusion_kernel_count(fusion, &bits.kernels), FST_OK);
   std::vector<std::vector<float>> in = xs;
   std::vector<HostArray> inputs;
   std::vector<const void*> input_ptrs;
@@ -98,9 +106,9 @@ OutputBits computed_bits(const Graph& g, const std::vector<std::vector<float>>& 
     outputs.push_back({fused_out[i].data(), fused_out[i].size()});
     reference_ptrs.push_back(reference_out[i].data());
   }
-  EXPECT_EQ(run_on_backend(fusion.get(), inputs, outputs), FST_OK) << fst_last_error_message();
-  EXPECT_EQ(fst_graph_evaluate_reference(graph.get(), input_ptrs.data(), input_ptrs.size(),
-                                         reference_ptrs.data(), reference_ptrs.size()),
+  EXPECT_EQ(run_on_backend(fusion, inputs, outputs), FST_OK) << fst_last_error_message();
+  EXPECT_EQ(fst_graph_evaluate_reference(graph, input_ptrs.data(), input_ptrs.size(), reference_ptrs.data(),
+                                         reference_ptrs.size()),
             FST_OK)
       << fst_last_error_message();
   bits.fused.resize(fused_out[0].size() / 2);
@@ -192,24 +200,16 @@ TEST(StoreConversion, F16VectorsReadAsF32HaveTheReferenceValues) {
                                           0x7c00, 0x8000, 0x7bff, 0x83ff};
   for (size_t i = 0; i < xs.size(); ++i)
     xs[i] = i < specials.size() ? specials[i] : static_cast<uint16_t>(0x3800 + 37 * i);
-  const std::string text = print_graph(g);
-  ContextHandle context = host_backend_context();
-  fst_graph* raw_graph = nullptr;
-  ASSERT_EQ(fst_graph_parse(context.get(), text.c_str(), text.size(), &raw_graph), FST_OK)
-      << fst_last_error_message();
-  GraphHandle graph(raw_graph);
-  fst_fusion* raw_fusion = nullptr;
-  ASSERT_EQ(fst_fuse(graph.get(), nullptr, &raw_fusion), FST_OK) << fst_last_error_message();
-  FusionHandle fusion(raw_fusion);
+  const HostFusion host = fuse_on_host(g);
+  const fst_fusion* fusion = host.fusion.get();
+  const fst_graph* graph = host.graph.get();
   std::vector<uint32_t> y(32, 0xA5A5A5A5u), z(32, 0xA5A5A5A5u), ry(32), rz(32);
-  ASSERT_EQ(
-      run_on_backend(fusion.get(), {{xs.data(), 64}, {bs.data(), 16}}, {{y.data(), 128}, {z.data(), 128}}),
-      FST_OK)
+  ASSERT_EQ(run_on_backend(fusion, {{xs.data(), 64}, {bs.data(), 16}}, {{y.data(), 128}, {z.data(), 128}}),
+            FST_OK)
       << fst_last_error_message();
   const void* inputs[] = {xs.data(), bs.data()};
   void* reference[] = {ry.data(), rz.data()};
-  ASSERT_EQ(fst_graph_evaluate_reference(graph.get(), inputs, 2, reference, 2), FST_OK)
-      << fst_last_error_message();
+  ASSERT_EQ(fst_graph_evaluate_reference(graph, inputs, 2, reference, 2), FST_OK) << fst_last_error_message();
   auto is_nan = [](uint32_t b) { return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0; };
   for (size_t i = 0; i < 32; ++i) {
     for (const auto& [got, want] : {std::pair<uint32_t, uint32_t>{y[i], ry[i]}, {z[i], rz[i]}}) {
@@ -235,25 +235,18 @@ TEST(StoreConversion, F16RowVectorsReadAsF32HaveTheReferenceValues) {
     xs[i] = i < specials.size() ? specials[i] : static_cast<uint16_t>(0x3800 + 37 * (i % 64));
   std::vector<float> zs(256);
   for (size_t i = 0; i < zs.size(); ++i) zs[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
-  const std::string text = print_graph(g);
-  ContextHandle context = host_backend_context();
-  fst_graph* raw_graph = nullptr;
-  ASSERT_EQ(fst_graph_parse(context.get(), text.c_str(), text.size(), &raw_graph), FST_OK)
-      << fst_last_error_message();
-  GraphHandle graph(raw_graph);
-  fst_fusion* raw_fusion = nullptr;
-  ASSERT_EQ(fst_fuse(graph.get(), nullptr, &raw_fusion), FST_OK) << fst_last_error_message();
-  FusionHandle fusion(raw_fusion);
+  const HostFusion host = fuse_on_host(g);
+  const fst_fusion* fusion = host.fusion.get();
+  const fst_graph* graph = host.graph.get();
   size_t kernels = 0;
-  ASSERT_EQ(fst_fusion_kernel_count(fusion.get(), &kernels), FST_OK);
+  ASSERT_EQ(fst_fusion_kernel_count(fusion, &kernels), FST_OK);
   EXPECT_EQ(kernels, 1u);
   std::vector<uint32_t> y(256, 0xA5A5A5A5u), ry(256);
-  ASSERT_EQ(run_on_backend(fusion.get(), {{xs.data(), 512}, {zs.data(), 1024}}, {{y.data(), 1024}}), FST_OK)
+  ASSERT_EQ(run_on_backend(fusion, {{xs.data(), 512}, {zs.data(), 1024}}, {{y.data(), 1024}}), FST_OK)
       << fst_last_error_message();
   const void* inputs[] = {xs.data(), zs.data()};
   void* reference[] = {ry.data()};
-  ASSERT_EQ(fst_graph_evaluate_reference(graph.get(), inputs, 2, reference, 1), FST_OK)
-      << fst_last_error_message();
+  ASSERT_EQ(fst_graph_evaluate_reference(graph, inputs, 2, reference, 1), FST_OK) << fst_last_error_message();
   auto is_nan = [](uint32_t b) { return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0; };
   for (size_t i = 0; i < 256; ++i) {
     const bool same = is_nan(ry[i]) ? is_nan(y[i]) && (y[i] >> 31) == (ry[i] >> 31) : y[i] == ry[i];
