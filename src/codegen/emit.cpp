@@ -160,6 +160,13 @@ class KernelEmitter {
     return store_value_expr(t, value);
   }
 
+  // "(a != a) | (b != b) | ...": whether any of `lanes` is a NaN, tested once for a vector.
+  static std::string any_nan(const std::vector<std::string>& lanes) {
+    std::string test;
+    for (const std::string& l : lanes) test += (test.empty() ? "" : " | ") + ("(" + l + " != " + l + ")");
+    return test;
+  }
+
   // A vector store's lane of a 16-bit value that keeps its f32 before rounding: the lane
   // writes that f32 (r<v>[lane]) instead of its bits, so the words of the vector convert
   // two lanes at once (fst_f32x2_to_bf16x2, one cvt). False when the lane has no such f32.
@@ -204,15 +211,12 @@ class KernelEmitter {
     const std::string exact = t == DType::kBF16 ? "fst_f32x2_to_bf16x2" : "fst_f32x2_to_f16x2";
     const std::string r = "r" + std::to_string(v);
     auto lane = [&](int j) { return r + "[" + std::to_string(j) + "]"; };
-    std::vector<std::string> words;
-    std::string any_nan;
-    for (int w = 0; w < V / 2; ++w) {
+    std::vector<std::string> words, floats;
+    for (int j = 0; j < V; ++j) floats.push_back(lane(j));
+    for (int w = 0; w < V / 2; ++w)
       words.push_back(vector_word(var, V * 2, w) + " = " + fast + "(" + lane(2 * w) + ", " + lane(2 * w + 1) +
                       ");");
-      for (int j : {2 * w, 2 * w + 1})
-        any_nan += (any_nan.empty() ? "" : " | ") + ("(" + lane(j) + " != " + lane(j) + ")");
-    }
-    words.push_back("if (__builtin_expect(" + any_nan + ", 0)) {");
+    words.push_back("if (__builtin_expect(" + any_nan(floats) + ", 0)) {");
     for (int w = 0; w < V / 2; ++w)
       words.push_back("  " + vector_word(var, V * 2, w) + " = " + exact + "(" + lane(2 * w) + ", " +
                       lane(2 * w + 1) + ");");
@@ -231,13 +235,12 @@ class KernelEmitter {
       f16_vector_floats_.insert(var);
     }
     line("float " + floats + "[" + std::to_string(V) + "];");
-    std::string any_nan;
+    std::vector<std::string> lanes;
     for (int j = 0; j < V; ++j) {
-      const std::string lane = floats + "[" + std::to_string(j) + "]";
-      line(lane + " = fst_cvt_f16_to_f32(" + bits(j) + ");");
-      any_nan += (any_nan.empty() ? "" : " | ") + ("(" + lane + " != " + lane + ")");
+      lanes.push_back(floats + "[" + std::to_string(j) + "]");
+      line(lanes.back() + " = fst_cvt_f16_to_f32(" + bits(j) + ");");
     }
-    line("if (__builtin_expect(" + any_nan + ", 0)) {");
+    line("if (__builtin_expect(" + any_nan(lanes) + ", 0)) {");
     for (int j = 0; j < V; ++j)
       line("  " + floats + "[" + std::to_string(j) + "] = fst_f16_to_f32(" + bits(j) + ");");
     line("}");
@@ -351,9 +354,9 @@ class KernelEmitter {
         converted = lane_float(vector_words_.at(v));
       }
       std::string broadcast_var;
-      const std::string lane_bits = lane_broadcast_bits(v, idx, &broadcast_var);
-      if (!lane_bits.empty()) {
-        stored = storage_from_bits(n.dtype, lane_bits);
+      const std::string broadcast_bits = lane_broadcast_bits(v, idx, &broadcast_var);
+      if (!broadcast_bits.empty()) {
+        stored = storage_from_bits(n.dtype, broadcast_bits);
         converted = lane_float(broadcast_var);
       }
       const auto rv = row_vectors_.find(key);
