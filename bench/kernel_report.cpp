@@ -358,13 +358,15 @@ class Report {
     return t.render();
   }
 
-  // Where a row kernel keeps the values its passes reuse: "registers 24" (slots per thread),
-  // "shared" or "recompute"; "—" for kernels without a row.
+  // Where a row kernel keeps the values its passes reuse: "registers 24" (slots per thread;
+  // "+ next" when the next row is read ahead), "shared" or "recompute"; "—" for kernels
+  // without a row.
   static std::string row_cache_cell(const KernelSpec& spec) {
     if (spec.reduced_axes.empty() || spec.schedule == ScheduleKind::kColumnTile) return "—";
     if (spec.cache == RowCache::kShared) return "shared";
     if (spec.cache == RowCache::kRecompute || spec.cached.empty()) return "recompute";
-    return "registers " + std::to_string(spec.cached.size() * static_cast<size_t>(spec.elems_per_thread));
+    return "registers " + std::to_string(spec.cached.size() * static_cast<size_t>(spec.elems_per_thread)) +
+           (spec.prefetch == RowPrefetch::kNextRow ? " + next" : "");
   }
 
   void sass_cells(const KernelRow& row, const PlannedKernel& kernel, const std::string& where,

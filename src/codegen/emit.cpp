@@ -92,9 +92,12 @@ class KernelEmitter {
     // [64, 50257] f32 to 40 registers and spilled, where the hint's 48 or 64 spill nothing.
     // A block of 1024 threads is the other exception: without a hint ptxas holds it to 32
     // registers and spills a softmax row of 8192 f32 that fits in 44; one block per SM
-    // allows 64.
+    // allows 64. A row read ahead takes the hint too: its next row's vectors are live across
+    // the whole row, and ptxas, left to its own register target, spilled a few bytes of such
+    // kernels at 56 or 64 registers (bias + residual + LayerNorm bf16 [97, 768] on sm_80).
     out_ << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_threads;
-    if (s_.schedule == ScheduleKind::kColumnTile || s_.schedule == ScheduleKind::kSplitRow) {
+    if (s_.schedule == ScheduleKind::kColumnTile || s_.schedule == ScheduleKind::kSplitRow ||
+        s_.prefetch == RowPrefetch::kNextRow) {
       out_ << ", " << std::max(1, s_.planned_blocks_per_sm);
     } else if (s_.block_threads >= 1024) {
       out_ << ", 1";
@@ -722,6 +725,12 @@ class KernelEmitter {
   std::map<std::string, size_t> lane_broadcast_indices_;
   std::map<std::pair<ValueId, size_t>, std::string> lane_broadcast_vectors_;
   bool storing_elements_ = false;
+  // Reading the next row ahead: whether the pass being emitted is a first pass taking its
+  // vectors from the pf arrays, the vectors it took (emit_row_prefetch), and the row whose
+  // flat indices vector steps compute ("row", or "pf_row" for the next row's loads).
+  bool prefetch_pass_ = false;
+  std::set<std::pair<ValueId, std::string>> prefetch_keys_;
+  std::string row_name_ = kRowIndex;
   bool index32_ = false;                         // every index of the kernel fits in int
   std::string ix_ = "long long";                 // the type of row, c and f
   std::string split_partials_, split_counters_;  // scratch parameters of a split column tile or row

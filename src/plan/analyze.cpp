@@ -13,6 +13,7 @@
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
 #include "plan/row_cache.hpp"
+#include "plan/row_prefetch.hpp"
 #include "plan/row_vectors.hpp"
 #include "plan/schedule_columns.hpp"
 #include "plan/scratch.hpp"
@@ -64,6 +65,7 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.row_alignment = RowVectorAlignment::kRowStart;
   s.gelu = GeluEvaluation::kPolynomial;
   s.gelu_to_16bit.clear();
+  s.prefetch = RowPrefetch::kNone;
 }
 
 // Back to a default KernelSpec, keeping the capacity of its vectors.
@@ -631,6 +633,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     RowCache cache = RowCache::kRegisters;
     int split_blocks = 1;  // kSplitRow: blocks per row
     RowVectorAlignment alignment = RowVectorAlignment::kRowStart;
+    RowPrefetch prefetch = RowPrefetch::kNone;
   };
   std::vector<Mapping> mappings;
   // Rows that are not whole vectors (GPT-2's 50257 columns) also get shifted vectors, scored
@@ -641,6 +644,9 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     for (RowVectorAlignment a : {RowVectorAlignment::kRowStart, RowVectorAlignment::kShifted}) {
       if (a == RowVectorAlignment::kShifted && (!odd_rows || kind == ScheduleKind::kThreadPerRow)) continue;
       mappings.push_back({kind, t, b, RowCache::kRegisters, split, a});
+      // The same with the next row read ahead, where apply finds that the schedule allows it.
+      if (kind != ScheduleKind::kSplitRow && kind != ScheduleKind::kThreadPerRow && !cache_candidates.empty())
+        mappings.push_back({kind, t, b, RowCache::kRegisters, split, a, RowPrefetch::kNextRow});
       if (cache_candidates.empty()) continue;
       if (kind == ScheduleKind::kBlockPerRow || kind == ScheduleKind::kSplitRow)
         mappings.push_back({kind, t, b, RowCache::kShared, split, a});
@@ -734,6 +740,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         spec.bytes_read = reads_recomputed;
         break;
     }
+    spec.prefetch = m.prefetch;
+    if (spec.prefetch == RowPrefetch::kNextRow && !row_prefetch_applies(spec)) return false;
     choose_gelu_evaluation(in, spec);  // sizes the grid
     if (spec.schedule == ScheduleKind::kSplitRow) {
       place_split_partials(g, spec);

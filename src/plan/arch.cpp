@@ -19,6 +19,7 @@ ArchParams ampere_a100() {
   a.l2_bytes = 40LL << 20;
   a.launch_overhead_seconds = 2.5e-6;
   a.block_barrier_seconds = 20 / 1.41e9;
+  a.warp_shuffle_seconds = 30 / 1.41e9;  // SHFL about 25 cycles, then the dependent FADD
   a.grid_barrier_seconds = 2.5e-6;
   a.group_barrier_seconds = 1.5e-6;
   return a;
@@ -38,6 +39,7 @@ ArchParams hopper(const char* name, double bandwidth) {
   a.l2_bytes = 50LL << 20;
   a.launch_overhead_seconds = 2.0e-6;
   a.block_barrier_seconds = 20 / 1.755e9;
+  a.warp_shuffle_seconds = 30 / 1.755e9;
   a.grid_barrier_seconds = 2.0e-6;
   a.group_barrier_seconds = 1.2e-6;
   a.cluster_barrier_seconds = 0.4e-6;

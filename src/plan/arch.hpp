@@ -30,6 +30,8 @@ struct ArchParams {
   long long l2_bytes = 0;
   double launch_overhead_seconds = 0;  // per kernel, host and device side together
   double block_barrier_seconds = 0;    // one __syncthreads round of a busy SM
+  // One dependent step of a warp's combine: a shuffle and the operation on what it brought.
+  double warp_shuffle_seconds = 0;
   double grid_barrier_seconds = 0;     // one grid-wide barrier
   // One barrier of a group of blocks through global memory: a fence, an atomic arrival on an
   // L2-resident counter and the poll that sees the last arrival (about three L2 round trips).

@@ -7,6 +7,7 @@
 #include "plan/gelu_evaluation.hpp"
 #include "plan/launch_grid.hpp"
 #include "plan/op_class.hpp"
+#include "plan/row_prefetch.hpp"
 
 namespace fstitch {
 namespace {
@@ -244,6 +245,8 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
   for (ValueId v : s.members) {
     if (op_family(g.node(v).op) == OpFamily::kReduce) regs += wide(g.node(v).dtype) ? 4 : 2;
   }
+  // The next row's vectors stay live across the whole row.
+  if (s.prefetch == RowPrefetch::kNextRow) regs += row_prefetch_registers(g, s);
   regs += 10;  // margin
   return std::min(255, static_cast<int>(std::ceil(regs)));
 }
@@ -399,7 +402,6 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   // Grid-stride loops: block b takes units b, b + grid, ...; blocks beyond the device's
   // capacity run in later rounds. Balance = the mean SM's work / the busiest SM's.
   const int64_t units = work_units(g, s);
-  const int64_t per_block = ceil_div(units, grid);
   c.balance = sm_balance(units, grid, a.sm_count, c.occ.blocks_per_sm);
 
   const double threads = static_cast<double>(c.resident_blocks) * s.block_threads;
@@ -412,19 +414,25 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
       : s.schedule == ScheduleKind::kSplitRow ? static_cast<double>(units) * s.block_threads
                                               : static_cast<double>(s.rows) * std::max(1, s.threads_per_row);
   const double active_threads = std::min(threads, work_threads);
-  c.bytes_in_flight = active_threads * bytes_in_flight_per_thread(g, s);
+  const int64_t per_block = ceil_div(units, grid);
+  // A row kernel whose blocks each take one row in a single wave runs its passes in
+  // lockstep (below). Over several rows a thread has its loads in flight only for part of
+  // each row (row_load_duty in plan/row_prefetch.hpp), unless it reads the next row ahead.
+  const bool lockstep = !s.reduced_axes.empty() && s.schedule != ScheduleKind::kColumnTile && s.phases > 0 &&
+                        per_block <= 1 && grid <= capacity;
+  const double thread_in_flight =
+      bytes_in_flight_per_thread(g, s) * (lockstep ? 1.0 : row_load_duty(a, g, s));
+  c.bytes_in_flight = active_threads * thread_in_flight;
   // Loads stall their thread until the data arrives, so reads flow at most at bytes in
   // flight / latency (Little's law); stores retire without waiting and share the peak.
   const double peak = a.dram_bandwidth * a.copy_efficiency;
   c.bandwidth = std::max(1.0, std::min(peak, c.bytes_in_flight / a.memory_latency_seconds));
   const double bytes = static_cast<double>(s.bytes_read) + static_cast<double>(s.bytes_written);
   c.memory_seconds = std::max(bytes / peak, static_cast<double>(s.bytes_read) / c.bandwidth) / c.balance;
-  // A row kernel whose blocks each take one row (or one slice of a split row) in a single
-  // wave runs its passes in lockstep: every block reads and reduces its row before any block
-  // stores, so no store overlaps the reads. Over several rows per block the blocks drift
-  // apart and one block's stores overlap another's loads.
-  const bool lockstep = !s.reduced_axes.empty() && s.schedule != ScheduleKind::kColumnTile && s.phases > 0 &&
-                        per_block <= 1 && grid <= capacity;
+  // In lockstep (each block one row, or one slice of a split row, in a single wave) every
+  // block reads and reduces its row before any block stores, so no store overlaps the
+  // reads. Over several rows per block the blocks drift apart and one block's stores overlap
+  // another's loads.
   if (lockstep) {
     c.memory_seconds =
         (static_cast<double>(s.bytes_read) / c.bandwidth + static_cast<double>(s.bytes_written) / peak) /
@@ -437,7 +445,7 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   const double unit_share = static_cast<double>(per_block) / static_cast<double>(units);
   if (grid <= capacity) {
     const double block_bandwidth =
-        std::max(1.0, block_work_threads * bytes_in_flight_per_thread(g, s) / a.memory_latency_seconds);
+        std::max(1.0, block_work_threads * thread_in_flight / a.memory_latency_seconds);
     c.memory_seconds =
         std::max(c.memory_seconds, static_cast<double>(s.bytes_read) * unit_share / block_bandwidth);
   }

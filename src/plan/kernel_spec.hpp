@@ -55,6 +55,18 @@ const char* stitch_scheme_name(StitchScheme s);
 // re-reading their inputs from global memory).
 enum class RowCache : uint8_t { kRegisters, kShared, kRecompute };
 
+// Whether a row kernel reads the next row of its grid stride ahead (plan/row_prefetch.hpp).
+enum class RowPrefetch : uint8_t {
+  // Each row's first pass issues its loads and waits for them: while the row is combined
+  // across its threads, finished and stored, its threads have no load in flight.
+  kNone,
+  // The first pass takes its vectors from registers filled one row earlier, and reads the
+  // vectors of the block's next row into them as soon as it is done, so those loads are in
+  // flight while the current row is combined, finished and stored.
+  kNextRow,
+};
+const char* row_prefetch_name(RowPrefetch p);
+
 // How a row kernel's vectors line up with its rows (vector_width V > 1).
 enum class RowVectorAlignment : uint8_t {
   // Every row (and every slice of a split row) starts at a multiple of V elements: cols is a
@@ -144,6 +156,7 @@ struct KernelSpec {
   int planned_blocks_per_sm = 1;
   int registers_estimate = 0;
   RowCache cache = RowCache::kRecompute;
+  RowPrefetch prefetch = RowPrefetch::kNone;
   std::vector<ValueId> cached;             // element values kept across passes (sorted)
   std::vector<int> cache_buffer;           // kShared: buffer of each cached value (parallel)
   std::vector<DType> shared_buffer_types;  // kShared: each buffer's element dtype (row_cache.hpp)

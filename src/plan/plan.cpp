@@ -589,7 +589,8 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
           << (s.cache == RowCache::kRegisters ? "registers"
               : s.cache == RowCache::kShared
                   ? "shared memory (" + std::to_string(s.shared_cache_bytes) + " bytes)"
-                  : "recompute");
+                  : "recompute")
+          << (s.prefetch == RowPrefetch::kNextRow ? ", next row read ahead" : "");
     }
     if (s.schedule == ScheduleKind::kColumnTile) {
       const ColumnTiling& c = s.column;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -290,9 +291,12 @@ TEST(NvrtcCompile, Bf16GeluTableKernelsCompile) {
 // The canonical graphs' kernels at `shapes` and `targets` (those of `schedule` only, when
 // given) compile without spills, with the registers that the occupancy their grid was sized
 // for allows (shared memory counted). Returns how many kernels were compiled.
+// `sm_count`, when given, replaces the target device's SM count; `keep`, when given, selects
+// the kernels compiled.
 static size_t expect_planned_occupancy(const std::vector<std::pair<int64_t, int64_t>>& shapes,
-                                       const std::vector<int>& targets,
-                                       std::optional<ScheduleKind> schedule) {
+                                       const std::vector<int>& targets, std::optional<ScheduleKind> schedule,
+                                       std::optional<int> sm_count = std::nullopt,
+                                       const std::function<bool(const KernelSpec&)>& keep = nullptr) {
   std::vector<jit::CompileRequest> requests;
   std::vector<std::string> labels;
   std::vector<KernelSpec> specs;
@@ -301,9 +305,14 @@ static size_t expect_planned_occupancy(const std::vector<std::pair<int64_t, int6
       for (DType t : {DType::kF32, DType::kBF16}) {
         for (int sm : targets) {
           Graph g = c.build(rows, cols, t);
-          FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+          FusionOptions o;
+          o.target_sm = sm;
+          o.device = arch_params(sm);
+          if (sm_count) o.device->sm_count = *sm_count;
+          FusionPlan p = plan_fusion(g, o);
           for (const PlannedKernel& k : p.kernels) {
             if (schedule && k.spec.schedule != *schedule) continue;
+            if (keep && !keep(k.spec)) continue;
             jit::CompileRequest r;
             r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
             r.name = c.name + ".cu";
@@ -352,6 +361,15 @@ TEST(NvrtcCompile, SplitRowKernelsCompileWithinTheirOccupancy) {
   EXPECT_GT(
       expect_planned_occupancy({{1, 100000}, {2, 20001}, {64, 50257}}, {80, 90}, ScheduleKind::kSplitRow),
       20u);
+}
+
+// Rows read ahead (RowPrefetch::kNextRow: the next row's vectors held in registers across
+// the current row) compile for both targets without spills, within the occupancy their grid
+// was sized for. Planned for a device of two SMs, which reads ahead wherever it can.
+TEST(NvrtcCompile, RowsReadAheadCompileWithinTheirOccupancy) {
+  EXPECT_GT(expect_planned_occupancy({{301, 128}, {97, 768}, {1000, 1000}}, {80, 90}, std::nullopt, 2,
+                                     [](const KernelSpec& s) { return s.prefetch == RowPrefetch::kNextRow; }),
+            20u);
 }
 
 // Rows cached in dynamic shared memory past 48 KiB compile for both targets, each within its

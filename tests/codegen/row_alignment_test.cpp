@@ -83,6 +83,7 @@ TEST(RowAlignment, MisalignedPointersGiveTheAlignedResultsBitForBit) {
     const char* name;
     int64_t rows, cols;
     DType dtype;
+    const char* device_model = nullptr;  // plans for it; the kernel must then read rows ahead
   };
   const Case cases[] = {
       {layer_norm, "layer_norm", 300, 1024, DType::kBF16},
@@ -96,6 +97,9 @@ TEST(RowAlignment, MisalignedPointersGiveTheAlignedResultsBitForBit) {
       {layer_norm, "layer_norm", 64, 4097, DType::kBF16},
       {softmax_scale_mask, "softmax_scale_mask", 300, 197, DType::kF16},
       {log_softmax, "log_softmax", 4, 50257, DType::kBF16},
+      // Rows read ahead: the next row's vectors, assembled from scalars when misaligned.
+      {layer_norm, "layer_norm", 4096, 128, DType::kF32, "a100"},
+      {rms_norm, "rms_norm", 4096, 128, DType::kBF16, "a100"},
   };
   ContextHandle context = host_backend_context();
   for (const Case& c : cases) {
@@ -106,8 +110,15 @@ TEST(RowAlignment, MisalignedPointersGiveTheAlignedResultsBitForBit) {
     ASSERT_EQ(fst_graph_parse(context.get(), text.c_str(), text.size(), &raw_graph), FST_OK)
         << fst_last_error_message();
     GraphHandle graph(raw_graph);
+    fst_fuse_options* raw_options = nullptr;
+    ASSERT_EQ(fst_fuse_options_create(&raw_options), FST_OK);
+    FuseOptionsHandle options(raw_options);
+    if (c.device_model) {
+      ASSERT_EQ(fst_fuse_options_set_device_model(options.get(), c.device_model), FST_OK)
+          << fst_last_error_message();
+    }
     fst_fusion* raw_fusion = nullptr;
-    ASSERT_EQ(fst_fuse(graph.get(), nullptr, &raw_fusion), FST_OK) << fst_last_error_message();
+    ASSERT_EQ(fst_fuse(graph.get(), options.get(), &raw_fusion), FST_OK) << fst_last_error_message();
     FusionHandle fusion(raw_fusion);
     const fst_kernel* kernel = nullptr;
     const char* source = nullptr;
@@ -116,6 +127,11 @@ TEST(RowAlignment, MisalignedPointersGiveTheAlignedResultsBitForBit) {
     ASSERT_NE(std::string(source).find("*reinterpret_cast<const uint"), std::string::npos)
         << "the kernel has no vector path to compare with\n"
         << source;
+    if (c.device_model) {
+      ASSERT_NE(std::string(source).find(" pf_row = "), std::string::npos)
+          << "the kernel does not read its next row ahead\n"
+          << source;
+    }
     const auto aligned = run_at_offset(g, fusion.get(), 0);
     const auto misaligned = run_at_offset(g, fusion.get(), dtype_size(c.dtype));
     ASSERT_EQ(aligned.size(), misaligned.size());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -66,6 +67,7 @@ std::vector<std::vector<unsigned char>> run_plan(const Graph& g, const FusionPla
 struct Case {
   std::string label;
   Graph graph;
+  std::optional<ArchParams> device;  // plans for this device instead of the target's default
 };
 
 std::vector<Case> cases() {
@@ -77,29 +79,42 @@ std::vector<Case> cases() {
          {std::pair<int64_t, int64_t>{301, 8}, {77, 200}, {37, 3000}, {5, 20000}, {2000, 64}, {3000, 256}}) {
       for (DType t : {DType::kF32, DType::kBF16}) {
         out.push_back({c.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " + dtype_name(t),
-                       c.build(rows, cols, t)});
+                       c.build(rows, cols, t), std::nullopt});
       }
     }
   }
   // Column tiles, split across blocks and not.
-  out.push_back({"bias gradient 4097x33", bias_grad_column_sum(4097, 33, DType::kF32)});
-  out.push_back({"bias gradient 8192x96", bias_grad_column_sum(8192, 96, DType::kF32)});
-  out.push_back({"middle axis 5x999x12", middle_axis_sum(5, 999, 12, DType::kF32)});
-  out.push_back({"middle axis 3x1000x7", middle_axis_sum(3, 1000, 7, DType::kBF16)});
+  out.push_back({"bias gradient 4097x33", bias_grad_column_sum(4097, 33, DType::kF32), std::nullopt});
+  out.push_back({"bias gradient 8192x96", bias_grad_column_sum(8192, 96, DType::kF32), std::nullopt});
+  out.push_back({"middle axis 5x999x12", middle_axis_sum(5, 999, 12, DType::kF32), std::nullopt});
+  out.push_back({"middle axis 3x1000x7", middle_axis_sum(3, 1000, 7, DType::kBF16), std::nullopt});
+  // Rows read ahead: the next row is the grid stride away. Planned for a device of two SMs,
+  // whose few warps cannot cover the memory latency, where the model reads ahead.
+  ArchParams two_sms = *arch_params(90);
+  two_sms.sm_count = 2;
+  for (const CanonicalGraph& c : canonical_graphs()) {
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{301, 128}, {97, 768}}) {
+      out.push_back({c.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " bf16 on two SMs",
+                     c.build(rows, cols, DType::kBF16), two_sms});
+    }
+  }
   return out;
 }
 
 TEST(GridIndependence, StridedKernelsGiveTheSameBitsAtAnyGrid) {
   std::set<ScheduleKind> schedules;
-  bool saw_split = false;
+  bool saw_split = false, saw_read_ahead = false;
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.label);
-    const FusionPlan plan = plan_fusion(c.graph, FusionOptions{});
+    FusionOptions options;
+    options.device = c.device;
+    const FusionPlan plan = plan_fusion(c.graph, options);
     bool any_strided = false;
     for (const PlannedKernel& k : plan.kernels) {
       any_strided = any_strided || k.spec.grid_policy == GridPolicy::kStrided;
       schedules.insert(k.spec.schedule);
       saw_split = saw_split || k.spec.column.split > 1;
+      saw_read_ahead = saw_read_ahead || k.spec.prefetch == RowPrefetch::kNextRow;
     }
     if (!any_strided) continue;
     const auto module = host::HostModule::compile(emit_module(c.graph, plan));
@@ -137,6 +152,7 @@ TEST(GridIndependence, StridedKernelsGiveTheSameBitsAtAnyGrid) {
     EXPECT_TRUE(schedules.count(s)) << schedule_kind_name(s) << " not covered";
   }
   EXPECT_TRUE(saw_split) << "no column tile split across blocks";
+  EXPECT_TRUE(saw_read_ahead) << "no row read ahead";
 }
 
 }  // namespace
