@@ -40,19 +40,21 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: fstitch_kernel_report [--output FILE] [--measured BENCH_JSON] [--disassembler PATH]\n"
-    "                             [--sass-dir DIR] [--quick]\n"
+    "                             [--sass-dir DIR] [--device a100|h100|h200] [--quick]\n"
     "Plans the benchmark graphs (policy stitch, sm_90 and sm_80), compiles every kernel with\n"
     "NVRTC and writes a Markdown table per architecture: launch, registers, occupancy, waves,\n"
     "SASS loads and stores, the cost model's estimate and, with --measured, the times of a\n"
     "fstitch_bench_gpu results file. The disassembler is PATH, $FSTITCH_NVDISASM, or nvdisasm\n"
-    "or cuobjdump on PATH; --sass-dir writes each kernel's listing there. Progress goes to\n"
-    "standard error.\n";
+    "or cuobjdump on PATH; --sass-dir writes each kernel's listing there. --device plans the\n"
+    "kernels of its architecture for that device model (default: the GPU that --measured names,\n"
+    "else the H100 for sm_90 and the A100 for sm_80). Progress goes to standard error.\n";
 
 struct Options {
   std::string output;
   std::string measured;
   std::string disassembler;
   std::string sass_dir;  // where each kernel's SASS listing is written; empty: nowhere
+  std::string device;    // a device model (plan/arch.hpp) for its architecture's kernels
   bool quick = false;
 };
 
@@ -75,6 +77,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
                (arg == "--disassembler" && value(&options.disassembler)) ||
                (arg == "--sass-dir" && value(&options.sass_dir))) {
       continue;
+    } else if (arg == "--device" && value(&options.device)) {
+      if (!arch_params_for_device(options.device)) {
+        std::cerr << "fstitch_kernel_report: unknown device model \"" << options.device
+                  << "\" (known: a100, h100, h200)\n";
+        return std::nullopt;
+      }
     } else {
       std::cerr << "fstitch_kernel_report: bad argument \"" << arg << "\"\n" << kUsage;
       return std::nullopt;
@@ -147,6 +155,7 @@ class Report {
       FusionOptions fusion;
       fusion.policy = FusionPolicy::kStitch;
       fusion.target_sm = c.arch;
+      fusion.device = params_for(c.arch);
       plans_.push_back(std::make_unique<FusionPlan>(plan_fusion(c.built, fusion)));
       const FusionPlan& plan = *plans_.back();
       for (size_t k = 0; k < plan.kernels.size(); ++k) {
@@ -215,7 +224,7 @@ class Report {
            "whole kernel's static count. Access widths are in bits. bench/README.md describes every "
            "column.\n\n";
     for (int arch : {90, 80}) {
-      const std::optional<ArchParams> params = arch_params(arch);
+      const std::optional<ArchParams> params = params_for(arch);
       out << "## " << params->name << ": " << params->sm_count << " SMs, "
           << fixed(params->dram_bandwidth / 1e12, 2) << " TB/s in the cost model\n\n";
       const bool any =
@@ -423,10 +432,22 @@ class Report {
     const jit::FunctionResources* f =
         row.module ? jit::find_function(row.module->resources, kernel.name) : nullptr;
     if (f == nullptr) return LaunchEstimate{kernel.spec.grid_blocks, kernel.spec.est_seconds};
-    const ArchParams params = *arch_params(row.c->arch);
+    const ArchParams params = params_for(row.c->arch);
     const Occupancy occ =
         occupancy(sm_limits(params), kernel.spec.block_threads, f->registers, shared_bytes(*f, kernel.spec));
     return estimate_launch(params, row.c->built, kernel, f->registers, occ.blocks_per_sm);
+  }
+
+  // The device the kernels of `arch` are planned and estimated for: --device when it is of
+  // that architecture, else the GPU the measured run names when it is, else the
+  // architecture's default.
+  ArchParams params_for(int arch) const {
+    for (const std::string& model : {options_.device, device_model_of(measured_.device)}) {
+      const std::optional<ArchParams> device = model.empty() ? std::nullopt : arch_params_for_device(model);
+      if (device && device->sm == arch) return *device;
+      if (!options_.device.empty()) break;  // an explicit model of another architecture: the default
+    }
+    return *arch_params(arch);
   }
 
   const Options& options_;

@@ -14,6 +14,7 @@
 #include "launch_estimate.hpp"
 #include "measured_times.hpp"
 #include "occupancy.hpp"
+#include "plan/arch.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/launch_grid.hpp"
 
@@ -228,6 +229,19 @@ TEST(MeasuredTimes, KeysCasesByGraphShapeAndDtype) {
   EXPECT_TRUE(ln.ok);
   EXPECT_EQ(ln.kernels, 1);
   EXPECT_FALSE(run.cases.at(measured_key("middle_axis_sum", "64x4096x64", "f32")).ok);
+}
+
+// The report plans the sm_90 kernels for the GPU a measured run names, so its estimates
+// are of the device the times come from.
+TEST(MeasuredTimes, AGpuNameNamesItsDeviceModel) {
+  EXPECT_EQ(device_model_of("NVIDIA H200"), "h200");
+  EXPECT_EQ(device_model_of("NVIDIA H100 80GB HBM3"), "h100");
+  EXPECT_EQ(device_model_of("NVIDIA A100-SXM4-80GB"), "a100");
+  EXPECT_EQ(device_model_of("nvidia h200 nvl"), "h200");
+  EXPECT_EQ(device_model_of("NVIDIA GeForce RTX 4090"), "");
+  EXPECT_EQ(device_model_of(""), "");
+  for (const char* name : {"NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"})
+    EXPECT_TRUE(arch_params_for_device(device_model_of(name)).has_value()) << name;
 }
 
 TEST(MeasuredTimes, ABrokenOrEmptyRunIsReportedNotThrown) {

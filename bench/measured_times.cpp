@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "json_reader.hpp"
 
@@ -91,6 +92,16 @@ MeasuredRun read_measured(const std::string& path) {
   MeasuredRun run = parse_measured(text.str());
   if (!run.error.empty()) run.error = path + ": " + run.error;
   return run;
+}
+
+std::string device_model_of(const std::string& gpu_name) {
+  std::string upper;
+  for (char c : gpu_name) upper += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+  for (const auto& [name, model] :
+       {std::pair<const char*, const char*>{"H200", "h200"}, {"H100", "h100"}, {"A100", "a100"}}) {
+    if (upper.find(name) != std::string::npos) return model;
+  }
+  return "";
 }
 
 }  // namespace fstitch::bench

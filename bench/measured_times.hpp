@@ -31,4 +31,8 @@ MeasuredRun parse_measured(const std::string& json_text);
 // parse_measured() of the file at `path`.
 MeasuredRun read_measured(const std::string& path);
 
+// The device model of the cost model ("a100", "h100", "h200", plan/arch.hpp) that a GPU's
+// name ("NVIDIA H200") names, or empty when it names none of them.
+std::string device_model_of(const std::string& gpu_name);
+
 }  // namespace fstitch::bench
