@@ -65,7 +65,6 @@ enum class RowPrefetch : uint8_t {
   // flight while the current row is combined, finished and stored.
   kNextRow,
 };
-const char* row_prefetch_name(RowPrefetch p);
 
 // How a row kernel's vectors line up with its rows (vector_width V > 1).
 enum class RowVectorAlignment : uint8_t {

@@ -7,16 +7,6 @@
 
 namespace fstitch {
 
-const char* row_prefetch_name(RowPrefetch p) {
-  switch (p) {
-    case RowPrefetch::kNone:
-      return "none";
-    case RowPrefetch::kNextRow:
-      return "next row";
-  }
-  return "?";
-}
-
 namespace {
 
 // Rows each taken whole by the threads of one block: sub-warp, warp or block per row.
