@@ -189,7 +189,7 @@ class Report {
         }
       }
     });
-    compiles_ = cache.stats().compiles;
+    compiles_ = cache.stats().compiled;
     for (size_t i = 0; i < rows_.size(); ++i) rows_[i].module = modules[i];
     progress("compiled " + std::to_string(compiles_) + " distinct kernels in " + fixed(compile_seconds_, 1) +
              " s");

@@ -1,4 +1,5 @@
 // fst_context_options_* and fst_context_*.
+#include "api/compile_stat.hpp"
 #include "api/handles.hpp"
 #include "runtime/cuda/device.hpp"
 
@@ -159,6 +160,15 @@ FST_API fst_status fst_context_cache_dir(const fst_context* context, const char*
     require_not_null(context, "context");
     require_not_null(out_path, "out_path");
     *out_path = context->impl->config.cache_dir.c_str();
+  });
+}
+
+FST_API fst_status fst_context_compile_stat(const fst_context* context, fst_compile_stat stat,
+                                            uint64_t* out_value) {
+  return guarded(__func__, [&] {
+    require_not_null(context, "context");
+    require_not_null(out_value, "out_value");
+    *out_value = fstitch::api::compile_stat_value(context->impl->compiled.load(), stat);
   });
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "api/buffer_overlap.hpp"
+#include "api/compile_stat.hpp"
 #include "api/fusion.hpp"
 #include "api/handles.hpp"
 #include "api/opaque_call.hpp"
@@ -213,9 +214,23 @@ std::shared_ptr<const fstitch::jit::CompiledModule> fst_fusion::device_module(si
       request.arch = plan.options.target_sm;
       requests.push_back(std::move(request));
     }
-    device_modules_ = context->kernel_cache().compile_all(requests);
+    fstitch::CompileStats counted;
+    try {
+      device_modules_ = context->kernel_cache().compile_all(requests, &counted);
+    } catch (...) {
+      compiled_ += counted;  // what the requests that succeeded did still happened
+      context->compiled.add(counted);
+      throw;
+    }
+    compiled_ += counted;
+    context->compiled.add(counted);
   }
   return device_modules_.at(index);
+}
+
+fstitch::CompileStats fst_fusion::compile_stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return compiled_;
 }
 
 fst_fusion::fst_fusion() = default;
@@ -278,6 +293,8 @@ std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
     options.warn = [log](const std::string& message) { log->log(fstitch::LogLevel::kWarn, message); };
     options.unit_kernel_bytes = context->config.host_unit_kernel_bytes;
     host_module_ = fstitch::host::HostModule::compile(host_source, options);
+    compiled_ += host_module_->compile_stats();
+    context->compiled.add(host_module_->compile_stats());
     context->logger.log(fstitch::LogLevel::kDebug,
                         "host module of " + std::to_string(plan.kernels.size()) + " kernel(s): " +
                             std::to_string(host_module_->unit_count()) + " translation unit(s), " +
@@ -444,6 +461,15 @@ FST_API fst_status fst_fusion_workspace_size(const fst_fusion* fusion, size_t* o
     require_not_null(fusion, "fusion");
     require_not_null(out_bytes, "out_bytes");
     *out_bytes = fusion->plan.workspace_bytes;
+  });
+}
+
+FST_API fst_status fst_fusion_compile_stat(const fst_fusion* fusion, fst_compile_stat stat,
+                                           uint64_t* out_value) {
+  return guarded(__func__, [&] {
+    require_not_null(fusion, "fusion");
+    require_not_null(out_value, "out_value");
+    *out_value = fstitch::api::compile_stat_value(fusion->compile_stats(), stat);
   });
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/host/host_options.hpp"
+#include "support/compile_stats.hpp"
 #include "support/log.hpp"
 
 namespace fstitch::jit {
@@ -55,6 +56,10 @@ struct Context {
 
   // The NVRTC kernel cache of this context (memory + the disk cache in config.cache_dir).
   jit::KernelCache& kernel_cache();
+
+  // What the compiles of this context's fusions did (NVRTC modules and host modules alike),
+  // added by each fusion as its modules are compiled or found (fst_context_compile_stat).
+  AtomicCompileStats compiled;
 
  private:
   std::once_flag cache_once_;

@@ -59,6 +59,8 @@ struct fst_fusion {
   std::shared_ptr<const fstitch::jit::CompiledModule> device_module(size_t index) const;
   // The host backend's module, compiled on first request.
   std::shared_ptr<fstitch::host::HostModule> host_module() const;
+  // What compiling this fusion's modules did so far (NVRTC and host; fst_fusion_compile_stat).
+  fstitch::CompileStats compile_stats() const;
   // Every kernel loaded into the context's CUDA driver (compiled first if need be), with the
   // occupancy of each at its block size, on first request; later calls take no lock. Needs
   // context->device, current on this thread (a cuda::ContextScope).
@@ -76,6 +78,7 @@ struct fst_fusion {
   mutable std::mutex mutex_;
   mutable std::vector<std::shared_ptr<const fstitch::jit::CompiledModule>> device_modules_;
   mutable std::shared_ptr<fstitch::host::HostModule> host_module_;
+  mutable fstitch::CompileStats compiled_;  // guarded by mutex_
   mutable std::mutex cuda_mutex_;  // held only while the kernels are loaded
   mutable std::atomic<bool> cuda_loaded_{false};
   mutable std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> cuda_kernels_;

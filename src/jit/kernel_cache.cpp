@@ -27,7 +27,7 @@ std::string KernelCache::key_for(const CompileRequest& request) {
   return cache_key(nvrtc()->version_string(), request);
 }
 
-ModulePtr KernelCache::get(const CompileRequest& request) {
+ModulePtr KernelCache::get(const CompileRequest& request, CompileStats* counted) {
   const std::shared_ptr<const Nvrtc> compiler = nvrtc();
   const std::string key = cache_key(compiler->version_string(), request);
 
@@ -39,17 +39,25 @@ ModulePtr KernelCache::get(const CompileRequest& request) {
       std::shared_future<ModulePtr> pending = found->second;
       lock.unlock();
       ModulePtr module = pending.get();  // waits when another thread is still compiling this key
-      ++memory_hits_;
+      CompileStats hit;
+      hit.memory_hits = 1;
+      stats_.add(hit);
+      if (counted != nullptr) *counted += hit;
       return module;
     }
     entries_.emplace(key, promise.get_future().share());
   }
 
+  CompileStats done;
   try {
-    ModulePtr module = load_or_compile(*compiler, request, key);
+    ModulePtr module = load_or_compile(*compiler, request, key, done);
+    stats_.add(done);
+    if (counted != nullptr) *counted += done;
     promise.set_value(module);
     return module;
   } catch (...) {
+    stats_.add(done);  // a discarded disk entry stays counted when the compile then fails
+    if (counted != nullptr) *counted += done;
     {
       std::lock_guard<std::mutex> lock(entries_mutex_);
       entries_.erase(key);
@@ -60,21 +68,23 @@ ModulePtr KernelCache::get(const CompileRequest& request) {
 }
 
 ModulePtr KernelCache::load_or_compile(const Nvrtc& compiler, const CompileRequest& request,
-                                       const std::string& key) {
+                                       const std::string& key, CompileStats& counted) {
   if (disk_) {
     bool discarded = false;
     std::optional<CompiledModule> stored = disk_->load(key, &discarded);
-    if (discarded) ++disk_discards_;
+    if (discarded) ++counted.disk_discards;
     if (stored) {
-      ++disk_hits_;
+      ++counted.disk_hits;
       return std::make_shared<const CompiledModule>(std::move(*stored));
     }
   }
+  const auto start = std::chrono::steady_clock::now();
   auto module = std::make_shared<const CompiledModule>(compile_program(compiler, request));
-  ++compiles_;
+  ++counted.compiled;
+  counted.compile_nanoseconds += nanoseconds_since(start);
   if (disk_ && disk_writable_.load()) {
     if (disk_->store(key, *module)) {
-      ++disk_writes_;
+      ++counted.disk_writes;
     } else {
       disk_writable_.store(false);  // DiskCache has warned; stay memory-only from here on
     }
@@ -82,14 +92,16 @@ ModulePtr KernelCache::load_or_compile(const Nvrtc& compiler, const CompileReque
   return module;
 }
 
-std::vector<ModulePtr> KernelCache::compile_all(const std::vector<CompileRequest>& requests) {
+std::vector<ModulePtr> KernelCache::compile_all(const std::vector<CompileRequest>& requests,
+                                                CompileStats* counted) {
   std::vector<ModulePtr> modules(requests.size());
   std::vector<std::exception_ptr> errors(requests.size());
+  std::vector<CompileStats> each(requests.size());
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t index = next++; index < requests.size(); index = next++) {
       try {
-        modules[index] = get(requests[index]);
+        modules[index] = get(requests[index], &each[index]);
       } catch (...) {
         errors[index] = std::current_exception();
       }
@@ -111,6 +123,9 @@ std::vector<ModulePtr> KernelCache::compile_all(const std::vector<CompileRequest
   }
   work();
   for (std::thread& thread : threads) thread.join();
+  if (counted != nullptr) {
+    for (const CompileStats& one : each) *counted += one;
+  }
 
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
@@ -118,14 +133,8 @@ std::vector<ModulePtr> KernelCache::compile_all(const std::vector<CompileRequest
   return modules;
 }
 
-CacheStats KernelCache::stats() const {
-  CacheStats stats;
-  stats.memory_hits = memory_hits_.load();
-  stats.disk_hits = disk_hits_.load();
-  stats.compiles = compiles_.load();
-  stats.disk_writes = disk_writes_.load();
-  stats.disk_discards = disk_discards_.load();
-  return stats;
+CompileStats KernelCache::stats() const {
+  return stats_.load();
 }
 
 bool KernelCache::disk_enabled() const {

@@ -15,6 +15,7 @@
 #include "jit/compile.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/nvrtc_loader.hpp"
+#include "support/compile_stats.hpp"
 
 namespace fstitch::jit {
 
@@ -32,14 +33,6 @@ struct KernelCacheOptions {
   unsigned max_parallel_compiles = 0;
 };
 
-struct CacheStats {
-  uint64_t memory_hits = 0;    // served from memory, including waits on a concurrent compile
-  uint64_t disk_hits = 0;      // read and verified from the disk cache
-  uint64_t compiles = 0;       // NVRTC compiles that succeeded
-  uint64_t disk_writes = 0;    // entries written to the disk cache
-  uint64_t disk_discards = 0;  // corrupt disk entries deleted
-};
-
 // Thread-safe: any number of threads may request modules at once; concurrent requests for
 // one key compile it once. NVRTC is loaded at the first request, not at construction.
 class KernelCache {
@@ -51,25 +44,29 @@ class KernelCache {
   // The module for `request`: from memory, else from disk, else compiled (and stored).
   // Throws Error(kNoCompiler) without NVRTC, Error(kCompile) with the log when the source
   // does not compile, Error(kInvalidArgument) for a bad arch or option. Failures are not
-  // cached: a later request compiles again.
-  ModulePtr get(const CompileRequest& request);
+  // cached: a later request compiles again. `counted`, when given, receives what this
+  // request did (added to it; compiled counts NVRTC compiles that succeeded).
+  ModulePtr get(const CompileRequest& request, CompileStats* counted = nullptr);
 
   // get() for every request, the misses compiled concurrently (at most
   // max_parallel_compiles at once, the calling thread included). Results are in request
   // order. After every compile has finished, rethrows the error of the first failing
-  // request in order.
-  std::vector<ModulePtr> compile_all(const std::vector<CompileRequest>& requests);
+  // request in order. `counted`, when given, receives what these requests did (added to it).
+  std::vector<ModulePtr> compile_all(const std::vector<CompileRequest>& requests,
+                                     CompileStats* counted = nullptr);
 
   // The key get() files `request` under (loads NVRTC for its version).
   std::string key_for(const CompileRequest& request);
 
-  CacheStats stats() const;
+  // What every request so far did.
+  CompileStats stats() const;
   // True while modules are also read from and written to disk.
   bool disk_enabled() const;
 
  private:
   std::shared_ptr<const Nvrtc> nvrtc();
-  ModulePtr load_or_compile(const Nvrtc& nvrtc, const CompileRequest& request, const std::string& key);
+  ModulePtr load_or_compile(const Nvrtc& nvrtc, const CompileRequest& request, const std::string& key,
+                            CompileStats& counted);
 
   KernelCacheOptions options_;
   std::optional<DiskCache> disk_;
@@ -82,11 +79,7 @@ class KernelCache {
   // Finished and in-flight modules; a failed compile's entry is removed.
   std::unordered_map<std::string, std::shared_future<ModulePtr>> entries_;
 
-  std::atomic<uint64_t> memory_hits_{0};
-  std::atomic<uint64_t> disk_hits_{0};
-  std::atomic<uint64_t> compiles_{0};
-  std::atomic<uint64_t> disk_writes_{0};
-  std::atomic<uint64_t> disk_discards_{0};
+  AtomicCompileStats stats_;
 };
 
 }  // namespace fstitch::jit

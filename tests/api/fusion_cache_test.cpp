@@ -1,15 +1,19 @@
 // The compile cache through the public API: a second fusion of the same graph hits the
 // context's memory cache, a new context on the same directory (as a new process would)
-// hits the disk cache, and a corrupted entry is discarded and compiled again.
+// hits the disk cache, and a corrupted entry is discarded and compiled again; the counters
+// of fst_context_compile_stat and fst_fusion_compile_stat say so, for NVRTC modules and host
+// modules alike.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "api/handles.hpp"
-#include "jit/kernel_cache.hpp"
+#include "fstitch.h"
 
 namespace {
 
@@ -36,45 +40,101 @@ fst_context* context_with_cache(const fs::path& dir) {
   return ctx;
 }
 
-// softmax over rows of a [32, 128] f32 input, fused and compiled to PTX.
-void fuse_and_compile(fst_context* ctx) {
+// The public counters of a context or a fusion.
+struct Counts {
+  uint64_t compiled = 0, memory_hits = 0, disk_hits = 0, disk_writes = 0, disk_discards = 0, nanoseconds = 0;
+};
+
+template <class Handle, class Query>
+Counts counts_of(const Handle* handle, Query query) {
+  Counts c;
+  const std::pair<fst_compile_stat, uint64_t*> fields[] = {
+      {FST_COMPILE_STAT_COMPILED, &c.compiled},
+      {FST_COMPILE_STAT_MEMORY_HITS, &c.memory_hits},
+      {FST_COMPILE_STAT_DISK_HITS, &c.disk_hits},
+      {FST_COMPILE_STAT_DISK_WRITES, &c.disk_writes},
+      {FST_COMPILE_STAT_DISK_DISCARDS, &c.disk_discards},
+      {FST_COMPILE_STAT_COMPILE_NANOSECONDS, &c.nanoseconds}};
+  for (const auto& [stat, out] : fields)
+    EXPECT_EQ(query(handle, stat, out), FST_OK) << fst_last_error_message();
+  return c;
+}
+
+Counts stats(const fst_context* ctx) {
+  return counts_of(ctx, fst_context_compile_stat);
+}
+
+// Softmax over rows of a [32, 128] f32 input, fused (one kernel).
+fst_fusion* fuse_softmax(fst_context* ctx) {
   fst_graph* g = nullptr;
-  ASSERT_EQ(fst_graph_create(ctx, &g), FST_OK);
+  EXPECT_EQ(fst_graph_create(ctx, &g), FST_OK);
   const int64_t dims[2] = {32, 128}, axis[1] = {-1};
   fst_value x = fst_input(g, "x", FST_F32, 2, dims);
   fst_value e = fst_unary(g, FST_UNARY_EXP,
                           fst_binary(g, FST_BINARY_SUB, x, fst_reduce(g, FST_REDUCE_MAX, x, 1, axis, 1)));
-  ASSERT_EQ(
+  EXPECT_EQ(
       fst_output(g, "y", fst_binary(g, FST_BINARY_DIV, e, fst_reduce(g, FST_REDUCE_SUM, e, 1, axis, 1))),
       FST_OK);
   fst_fusion* f = nullptr;
-  ASSERT_EQ(fst_fuse(g, nullptr, &f), FST_OK);
-  const fst_kernel* k = nullptr;
-  ASSERT_EQ(fst_fusion_kernel(f, 0, &k), FST_OK);
-  const char* ptx = nullptr;
-  ASSERT_EQ(fst_kernel_ptx(k, &ptx), FST_OK) << fst_last_error_message();
-  EXPECT_NE(std::string(ptx).find(".entry"), std::string::npos);
-  fst_fusion_destroy(f);
+  EXPECT_EQ(fst_fuse(g, nullptr, &f), FST_OK) << fst_last_error_message();
   fst_graph_destroy(g);
+  return f;
 }
 
-fstitch::jit::CacheStats stats(fst_context* ctx) {
-  return ctx->impl->kernel_cache().stats();
+// The softmax fused and compiled to PTX; what the fusion's compile did.
+Counts fuse_and_compile(fst_context* ctx) {
+  fst_fusion* f = fuse_softmax(ctx);
+  if (f == nullptr) return {};
+  const Counts before = counts_of(f, fst_fusion_compile_stat);
+  EXPECT_EQ(before.compiled + before.memory_hits + before.disk_hits, 0u) << "fusing compiles nothing";
+  const fst_kernel* k = nullptr;
+  EXPECT_EQ(fst_fusion_kernel(f, 0, &k), FST_OK);
+  const char* ptx = nullptr;
+  EXPECT_EQ(fst_kernel_ptx(k, &ptx), FST_OK) << fst_last_error_message();
+  if (ptx != nullptr) {
+    EXPECT_NE(std::string(ptx).find(".entry"), std::string::npos);
+  }
+  const Counts counted = counts_of(f, fst_fusion_compile_stat);
+  fst_fusion_destroy(f);
+  return counted;
+}
+
+// The softmax fused and run on the host backend; what the fusion's compile did.
+Counts fuse_and_run_on_host(fst_context* ctx) {
+  fst_fusion* f = fuse_softmax(ctx);
+  if (f == nullptr) return {};
+  std::vector<float> x(32 * 128, 0.5f), y(32 * 128, 0.0f);
+  const void* inputs[1] = {x.data()};
+  void* outputs[1] = {y.data()};
+  EXPECT_EQ(fst_fusion_run(f, inputs, 1, outputs, 1, nullptr, nullptr), FST_OK) << fst_last_error_message();
+  EXPECT_FLOAT_EQ(y[0], 1.0f / 128);
+  const Counts counted = counts_of(f, fst_fusion_compile_stat);
+  fst_fusion_destroy(f);
+  return counted;
 }
 
 TEST(FusionCache, SecondFuseHitsMemoryNewContextHitsDiskCorruptionRecompiles) {
   TempDir dir;
   fst_context* first = context_with_cache(dir.path);
-  fuse_and_compile(first);
-  EXPECT_EQ(stats(first).compiles, 1u);
-  fuse_and_compile(first);
-  EXPECT_EQ(stats(first).compiles, 1u);
+  Counts fusion = fuse_and_compile(first);
+  EXPECT_EQ(fusion.compiled, 1u);
+  EXPECT_EQ(fusion.disk_writes, 1u);
+  EXPECT_GT(fusion.nanoseconds, 0u);
+  EXPECT_EQ(stats(first).compiled, 1u);
+  fusion = fuse_and_compile(first);
+  EXPECT_EQ(fusion.compiled, 0u);
+  EXPECT_EQ(fusion.memory_hits, 1u);
+  EXPECT_EQ(fusion.nanoseconds, 0u) << "nothing was compiled for the second fusion";
+  EXPECT_EQ(stats(first).compiled, 1u);
   EXPECT_EQ(stats(first).memory_hits, 1u);
+  EXPECT_EQ(stats(first).disk_writes, 1u);
   fst_context_destroy(first);
 
   fst_context* second = context_with_cache(dir.path);
-  fuse_and_compile(second);
-  EXPECT_EQ(stats(second).compiles, 0u);
+  fusion = fuse_and_compile(second);
+  EXPECT_EQ(fusion.compiled, 0u);
+  EXPECT_EQ(fusion.disk_hits, 1u);
+  EXPECT_EQ(stats(second).compiled, 0u);
   EXPECT_EQ(stats(second).disk_hits, 1u);
   fst_context_destroy(second);
 
@@ -94,11 +154,69 @@ TEST(FusionCache, SecondFuseHitsMemoryNewContextHitsDiskCorruptionRecompiles) {
   }
   EXPECT_GE(corrupted, 1u);
   fst_context* third = context_with_cache(dir.path);
-  fuse_and_compile(third);
+  fusion = fuse_and_compile(third);
+  EXPECT_EQ(fusion.disk_discards, 1u);
+  EXPECT_EQ(fusion.compiled, 1u);
   EXPECT_EQ(stats(third).disk_hits, 0u);
   EXPECT_EQ(stats(third).disk_discards, 1u);
-  EXPECT_EQ(stats(third).compiles, 1u);
+  EXPECT_EQ(stats(third).compiled, 1u);
   fst_context_destroy(third);
+}
+
+// The host backend compiles a fusion's kernels as one module at its first run: the first
+// context compiles and stores it, a second one on the same directory loads it, and the
+// context's counters add up its fusions'.
+TEST(FusionCache, HostModulesCountTheirCompilesAndDiskHits) {
+  TempDir dir;
+  fst_context* first = context_with_cache(dir.path);
+  Counts fusion = fuse_and_run_on_host(first);
+  EXPECT_EQ(fusion.compiled, 1u);
+  EXPECT_EQ(fusion.disk_writes, 1u);
+  EXPECT_EQ(fusion.disk_hits, 0u);
+  EXPECT_GT(fusion.nanoseconds, 0u);
+  Counts context = stats(first);
+  EXPECT_EQ(context.compiled, 1u);
+  EXPECT_EQ(context.nanoseconds, fusion.nanoseconds);
+  fusion = fuse_and_run_on_host(first);  // a new fusion: its module comes from the disk cache
+  EXPECT_EQ(fusion.compiled, 0u);
+  EXPECT_EQ(fusion.disk_hits, 1u);
+  EXPECT_EQ(fusion.nanoseconds, 0u);
+  context = stats(first);
+  EXPECT_EQ(context.compiled, 1u);
+  EXPECT_EQ(context.disk_hits, 1u);
+  fst_context_destroy(first);
+
+  fst_context* second = context_with_cache(dir.path);
+  fusion = fuse_and_run_on_host(second);
+  EXPECT_EQ(fusion.compiled, 0u);
+  EXPECT_EQ(fusion.disk_hits, 1u);
+  EXPECT_EQ(stats(second).disk_hits, 1u);
+  fst_context_destroy(second);
+}
+
+TEST(FusionCache, CompileStatsRefuseBadArgumentsAndLeaveTheOutputAlone) {
+  TempDir dir;
+  fst_context* ctx = context_with_cache(dir.path);
+  fst_fusion* f = fuse_softmax(ctx);
+  uint64_t value = 77;
+  EXPECT_EQ(fst_context_compile_stat(nullptr, FST_COMPILE_STAT_COMPILED, &value), FST_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fst_context_compile_stat(ctx, FST_COMPILE_STAT_COMPILED, nullptr), FST_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fst_fusion_compile_stat(nullptr, FST_COMPILE_STAT_COMPILED, &value), FST_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fst_fusion_compile_stat(f, FST_COMPILE_STAT_COMPILED, nullptr), FST_ERROR_INVALID_ARGUMENT);
+  for (int bad : {-1, 6, 1 << 30}) {
+    fst_compile_stat stat;
+    std::memcpy(&stat, &bad, sizeof stat);
+    EXPECT_EQ(fst_context_compile_stat(ctx, stat, &value), FST_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(fst_last_error_message()).find("not a value of fst_compile_stat"),
+              std::string::npos)
+        << fst_last_error_message();
+    EXPECT_EQ(fst_fusion_compile_stat(f, stat, &value), FST_ERROR_INVALID_ARGUMENT);
+  }
+  EXPECT_EQ(value, 77u);
+  EXPECT_EQ(fst_fusion_compile_stat(f, FST_COMPILE_STAT_DISK_HITS, &value), FST_OK);
+  EXPECT_EQ(value, 0u);
+  fst_fusion_destroy(f);
+  fst_context_destroy(ctx);
 }
 
 }  // namespace

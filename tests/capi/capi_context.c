@@ -108,6 +108,7 @@ static void test_context_bad_input(void) {
   fst_backend backend = (fst_backend)77;
   fst_log_level level = (fst_log_level)77;
   const char* path = (const char*)SENTINEL_PTR;
+  uint64_t count = 77;
   static const int kBadLevels[] = {0, 6, -1, INT_MAX, INT_MIN};
   char value[32];
   size_t i;
@@ -122,7 +123,10 @@ static void test_context_bad_input(void) {
              "context");
   CHECK_FAIL(fst_context_log(NULL, FST_LOG_WARN, "x"), FST_ERROR_INVALID_ARGUMENT, "fst_context_log",
              "context");
+  CHECK_FAIL(fst_context_compile_stat(NULL, FST_COMPILE_STAT_COMPILED, &count), FST_ERROR_INVALID_ARGUMENT,
+             "fst_context_compile_stat", "context");
   CHECK(backend == (fst_backend)77 && level == (fst_log_level)77 && path == (const char*)SENTINEL_PTR);
+  CHECK(count == 77);
   CHECK(untouched == (fst_context*)SENTINEL_PTR);
 
   CHECK_OK(fst_context_create(NULL, &context));
@@ -135,6 +139,14 @@ static void test_context_bad_input(void) {
              "out_path");
   CHECK_FAIL(fst_context_log(context, FST_LOG_WARN, NULL), FST_ERROR_INVALID_ARGUMENT, "fst_context_log",
              "message");
+  CHECK_FAIL(fst_context_compile_stat(context, FST_COMPILE_STAT_DISK_HITS, NULL), FST_ERROR_INVALID_ARGUMENT,
+             "fst_context_compile_stat", "out_value");
+  CHECK_FAIL(fst_context_compile_stat(context, (fst_compile_stat)6, &count), FST_ERROR_INVALID_ARGUMENT,
+             "fst_context_compile_stat", "6");
+  CHECK(count == 77);
+  /* A new context has compiled nothing. */
+  CHECK_OK(fst_context_compile_stat(context, FST_COMPILE_STAT_COMPILE_NANOSECONDS, &count));
+  CHECK(count == 0);
   for (i = 0; i < sizeof kBadLevels / sizeof kBadLevels[0]; ++i) {
     snprintf(value, sizeof value, "%d", kBadLevels[i]);
     CHECK_FAIL(fst_context_log(context, (fst_log_level)kBadLevels[i], "x"), FST_ERROR_INVALID_ARGUMENT,

@@ -360,7 +360,7 @@ static void check_fusion(fst_graph* g, fst_fusion_policy policy) {
   fst_fusion* fusion = NULL;
   const fst_kernel* kernel = (const fst_kernel*)SENTINEL_PTR;
   size_t kernels = 0, workspace = 0, i;
-  uint64_t planned = 0, lower = 0;
+  uint64_t planned = 0, lower = 0, found = 0;
   char* dump = (char*)SENTINEL_PTR;
   int k;
 
@@ -431,6 +431,17 @@ static void check_fusion(fst_graph* g, fst_fusion_policy policy) {
              "fst_fusion_run", "outputs");
   CHECK(untouched(y, sizeof y)); /* failed runs wrote nothing */
 
+  /* Compile counters: bad arguments, then what the first good run compiled or found. */
+  CHECK_FAIL(fst_fusion_compile_stat(NULL, FST_COMPILE_STAT_COMPILED, &found), FST_ERROR_INVALID_ARGUMENT,
+             "fst_fusion_compile_stat", "fusion");
+  CHECK_FAIL(fst_fusion_compile_stat(fusion, FST_COMPILE_STAT_COMPILED, NULL), FST_ERROR_INVALID_ARGUMENT,
+             "fst_fusion_compile_stat", "out_value");
+  CHECK_FAIL(fst_fusion_compile_stat(fusion, (fst_compile_stat)6, &found), FST_ERROR_INVALID_ARGUMENT,
+             "fst_fusion_compile_stat", "6");
+  CHECK_FAIL(fst_fusion_compile_stat(fusion, (fst_compile_stat)-1, &found), FST_ERROR_INVALID_ARGUMENT,
+             "fst_fusion_compile_stat", "-1");
+  CHECK(found == 0);
+
   /* A good run on the host backend agrees with the reference evaluator. */
   if (compile_allowed()) {
     ref_outputs[0] = ref_y;
@@ -440,6 +451,13 @@ static void check_fusion(fst_graph* g, fst_fusion_policy policy) {
     CHECK(memcmp(y, ref_y, sizeof y) == 0);
     for (k = 0; k < 4; ++k) CHECK(s[k] - ref_s[k] <= 1e-5f * ref_s[k] && ref_s[k] - s[k] <= 1e-5f * ref_s[k]);
     run_kernel_by_kernel(fusion, inputs, outputs, workspace, y, sizeof y, s, sizeof s);
+    /* The run compiled the fusion's modules or found them in memory or on disk. */
+    for (k = FST_COMPILE_STAT_COMPILED; k <= FST_COMPILE_STAT_DISK_HITS; ++k) {
+      uint64_t count = 0;
+      CHECK_OK(fst_fusion_compile_stat(fusion, (fst_compile_stat)k, &count));
+      found += count;
+    }
+    CHECK(found >= 1);
   }
   fst_fusion_destroy(fusion);
 }

@@ -64,8 +64,8 @@ TEST(KernelCache, SecondRequestHitsMemory) {
   const ModulePtr second = cache.get(request);
   EXPECT_EQ(first, second) << "the same module object";
   EXPECT_NE(first->ptx.find(".entry fst_mem("), std::string::npos);
-  const CacheStats stats = cache.stats();
-  EXPECT_EQ(stats.compiles, 1u);
+  const CompileStats stats = cache.stats();
+  EXPECT_EQ(stats.compiled, 1u);
   EXPECT_EQ(stats.memory_hits, 1u);
   EXPECT_EQ(stats.disk_hits, 0u);
   EXPECT_FALSE(cache.disk_enabled());
@@ -73,7 +73,7 @@ TEST(KernelCache, SecondRequestHitsMemory) {
   // A different arch is a different module.
   const ModulePtr sm90 = cache.get(request_for("fst_mem", 3, 90));
   EXPECT_NE(sm90->ptx.find(".target sm_90"), std::string::npos);
-  EXPECT_EQ(cache.stats().compiles, 2u);
+  EXPECT_EQ(cache.stats().compiled, 2u);
 }
 
 TEST(KernelCache, AFreshCacheOnTheSameDirectoryHitsDisk) {
@@ -85,7 +85,7 @@ TEST(KernelCache, AFreshCacheOnTheSameDirectoryHitsDisk) {
     KernelCache cache(disk_options(scratch.path()));
     compiled = cache.get(request);
     key = cache.key_for(request);
-    EXPECT_EQ(cache.stats().compiles, 1u);
+    EXPECT_EQ(cache.stats().compiled, 1u);
     EXPECT_EQ(cache.stats().disk_writes, 1u);
     EXPECT_TRUE(cache.disk_enabled());
   }
@@ -96,9 +96,9 @@ TEST(KernelCache, AFreshCacheOnTheSameDirectoryHitsDisk) {
   expect_same_code(*loaded, *compiled);
   EXPECT_EQ(loaded->log, compiled->log) << "the log is stored too";
   EXPECT_NE(find_function(loaded->resources, "fst_disk"), nullptr) << "resources come back with the log";
-  CacheStats stats = fresh.stats();
+  CompileStats stats = fresh.stats();
   EXPECT_EQ(stats.disk_hits, 1u);
-  EXPECT_EQ(stats.compiles, 0u);
+  EXPECT_EQ(stats.compiled, 0u);
 
   fresh.get(request);
   stats = fresh.stats();
@@ -127,10 +127,10 @@ void check_recovery_from(const std::string& what, void (*damage)(std::string* by
   KernelCache cache(disk_options(scratch.path(), &warnings));
   const ModulePtr recompiled = cache.get(request);
   expect_same_code(*recompiled, *original);
-  const CacheStats stats = cache.stats();
+  const CompileStats stats = cache.stats();
   EXPECT_EQ(stats.disk_discards, 1u);
   EXPECT_EQ(stats.disk_hits, 0u);
-  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.compiled, 1u);
   EXPECT_EQ(stats.disk_writes, 1u);
   ASSERT_EQ(warnings.messages.size(), 1u);
   EXPECT_NE(warnings.messages[0].find("is corrupt"), std::string::npos) << warnings.messages[0];
@@ -183,7 +183,7 @@ TEST(KernelCache, AnUnwritableDirectoryStillCompiles) {
   cache.get(request_for("fst_unwritable", 7));
   cache.get(request_for("fst_unwritable_too", 8));
   EXPECT_EQ(cache.stats().memory_hits, 1u);
-  EXPECT_EQ(cache.stats().compiles, 2u);
+  EXPECT_EQ(cache.stats().compiled, 2u);
   EXPECT_EQ(warnings.messages.size(), 1u) << "warned once";
 }
 
@@ -209,7 +209,7 @@ TEST(KernelCache, ConcurrentRequestsForOneKeyCompileOnce) {
   }
   for (std::thread& thread : threads) thread.join();
   for (const ModulePtr& result : results) EXPECT_EQ(result, results[0]);
-  EXPECT_EQ(cache.stats().compiles, 1u);
+  EXPECT_EQ(cache.stats().compiled, 1u);
   EXPECT_EQ(cache.stats().memory_hits, 3u);
 }
 
@@ -232,7 +232,7 @@ TEST(KernelCache, CompileAllReturnsModulesInRequestOrder) {
     // factor i + 11 appears as a float immediate in the PTX
     EXPECT_NE(find_function(modules[i]->resources, kernels[i]), nullptr);
   }
-  EXPECT_EQ(cache.stats().compiles, 4u);
+  EXPECT_EQ(cache.stats().compiled, 4u);
   EXPECT_EQ(directory_entries(scratch.path()).size(), 4u);
 
   // Again: all from memory, still in order.
@@ -260,7 +260,7 @@ TEST(KernelCache, CompileAllRethrowsTheFirstErrorAfterFinishingTheRest) {
     EXPECT_NE(std::string(error.what()).find("fst_broken_one.cu"), std::string::npos)
         << "the first failing request in order: " << error.what();
   }
-  EXPECT_EQ(cache.stats().compiles, 2u) << "the good kernels were compiled and kept";
+  EXPECT_EQ(cache.stats().compiled, 2u) << "the good kernels were compiled and kept";
   cache.get(requests[0]);
   cache.get(requests[2]);
   EXPECT_EQ(cache.stats().memory_hits, 2u);

@@ -95,7 +95,7 @@ TEST(NvrtcLoader, ACacheWithoutNvrtcIsCreatedButCannotCompile) {
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), StatusCode::kNoCompiler);
   }
-  EXPECT_EQ(cache.stats().compiles, 0u);
+  EXPECT_EQ(cache.stats().compiled, 0u);
 }
 
 }  // namespace

@@ -388,3 +388,30 @@ def test_two_long_rows_are_split_across_clusters_of_blocks(ctx, rng):
     y = g2.input("y", "f32", (8, 8))
     g2.output("z", y.exp())
     assert g2.fuse().kernels[0].cluster_blocks == 1
+
+
+def test_compile_stats_count_compiles_and_disk_hits(tmp_path, rng):
+    # A fresh cache directory: the first context compiles, a second one loads from disk.
+    data = rng.standard_normal((4, 32), dtype=np.float32)
+    first = fstitch.Context(backend="host", cache_dir=tmp_path, log_level="error")
+    g = first.graph()
+    build_softmax(g, 4, 32)
+    fusion = g.fuse()
+    assert fusion.compile_stats() == fstitch.CompileStats(0, 0, 0, 0, 0, 0.0)
+    before = first.compile_stats()
+    assert_close(fusion.run(x=data)["y"], softmax(data))
+    stats = fusion.compile_stats()
+    assert (stats.compiled, stats.disk_hits, stats.disk_writes) == (1, 0, 1)
+    assert stats.compile_seconds > 0
+    assert "1 compiled in" in str(stats)
+    assert first.compile_stats() - before == stats
+
+    second = fstitch.Context(backend="host", cache_dir=tmp_path, log_level="error")
+    g2 = second.graph()
+    build_softmax(g2, 4, 32)
+    again = g2.fuse()
+    assert_close(again.run(x=data)["y"], softmax(data))
+    stats = again.compile_stats()
+    assert (stats.compiled, stats.disk_hits, stats.compile_seconds) == (0, 1, 0.0)
+    assert str(stats) == "0 compiled in 0.00 s, 1 from the disk cache"
+    assert second.compile_stats() == stats

@@ -207,7 +207,19 @@ def test_explain_reports_the_backward_graph_and_compile_times():
         assert graph.plan_seconds > 0 and graph.first_run_seconds is not None and graph.first_run_seconds > 0
     backward = report.graphs[1]
     assert "aten.mm.default" in backward.opaque_ops  # the weight gradients
-    assert "first run" in str(report)
+    assert "first run" in str(report) and "kernel modules: " in str(report)
+    # The host backend compiles one module per graph, or loads it from the disk cache (the
+    # tests' cache may hold it from an earlier run); a second compile of the same model
+    # finds every module on disk and compiles nothing.
+    for graph in report.graphs:
+        assert graph.compile_stats is not None
+        assert graph.compile_stats.compiled + graph.compile_stats.disk_hits == 1
+    again = fst_torch.explain(NormBlock(), torch.randn(2, 32, 64), backward=True)
+    assert [(graph.compile_stats.compiled, graph.compile_stats.disk_hits) for graph in again.graphs] == [
+        (0, 1),
+        (0, 1),
+    ]
+    assert fst_torch.counters["modules_from_disk"] >= 2
     no_grad = torch.randn(2, 32, 64)
     with pytest.raises(ValueError, match="requires a gradient"):
         fst_torch.explain(lambda x: x * 2.0, no_grad, backward=True)

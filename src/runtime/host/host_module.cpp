@@ -75,11 +75,8 @@ void* load_object(const fs::path& path, std::string* why) {
 
 }  // namespace
 
-HostModule::HostModule(void* handle, std::string object_path, bool from_cache, std::size_t unit_count)
-    : handle_(handle),
-      object_path_(std::move(object_path)),
-      from_cache_(from_cache),
-      unit_count_(unit_count) {}
+HostModule::HostModule(void* handle, std::string object_path, CompileStats compiled, std::size_t unit_count)
+    : handle_(handle), object_path_(std::move(object_path)), compiled_(compiled), unit_count_(unit_count) {}
 
 HostModule::~HostModule() {
   dlclose(handle_);
@@ -110,12 +107,15 @@ std::shared_ptr<HostModule> HostModule::compile_units(const std::vector<std::str
   std::optional<HostObjectCache> cache;
   if (options.disk_cache) cache = HostObjectCache::open(options.cache_dir, warn);
   std::string why;
+  CompileStats counted;
   if (cache) {
     if (const std::optional<fs::path> cached = cache->find(key)) {
       if (void* handle = load_object(*cached, &why)) {
-        return std::shared_ptr<HostModule>(new HostModule(handle, cached->string(), true, units.size()));
+        counted.disk_hits = 1;
+        return std::shared_ptr<HostModule>(new HostModule(handle, cached->string(), counted, units.size()));
       }
       cache->discard(key);  // unloadable: build it again
+      counted.disk_discards = 1;
     }
   }
 
@@ -126,18 +126,22 @@ std::shared_ptr<HostModule> HostModule::compile_units(const std::vector<std::str
   const fs::path header_path = work.path() / "emulation.h";
   const fs::path built_path = work.path() / "kernels.so";
   write_file(header_path, header);
+  const auto start = std::chrono::steady_clock::now();
   build_module_object(compiler, flags, header_path, units, work.path(), built_path, timeout);
+  counted.compiled = 1;
+  counted.compile_nanoseconds = nanoseconds_since(start);
   if (cache) {
     // The cached copy is loaded when there is one: its name is unique to its contents.
     if (const std::optional<fs::path> stored = cache->store(key, built_path)) {
+      counted.disk_writes = 1;
       if (void* handle = load_object(*stored, &why)) {
-        return std::shared_ptr<HostModule>(new HostModule(handle, stored->string(), false, units.size()));
+        return std::shared_ptr<HostModule>(new HostModule(handle, stored->string(), counted, units.size()));
       }
     }
   }
   void* handle = load_object(built_path, &why);
   if (handle == nullptr) fail(StatusCode::kCompile, "cannot load the compiled host object: " + why);
-  return std::shared_ptr<HostModule>(new HostModule(handle, built_path.string(), false, units.size()));
+  return std::shared_ptr<HostModule>(new HostModule(handle, built_path.string(), counted, units.size()));
 }
 
 void* HostModule::symbol(const std::string& name) const {

@@ -9,6 +9,7 @@
 
 #include "runtime/host/host_options.hpp"
 #include "runtime/host/module_units.hpp"
+#include "support/compile_stats.hpp"
 
 namespace fstitch::host {
 
@@ -41,14 +42,17 @@ class HostModule {
 
   bool has_kernel(const std::string& kernel) const;
   // Whether compile() found the object in the disk cache instead of running the compiler.
-  bool loaded_from_cache() const { return from_cache_; }
+  bool loaded_from_cache() const { return compiled_.disk_hits > 0; }
+  // What compile() did for this module: one compile or one disk hit, the entry it wrote or
+  // discarded, the compiler's time.
+  const CompileStats& compile_stats() const { return compiled_; }
   // The loaded object's file (removed already when the disk cache was off).
   const std::string& object_path() const { return object_path_; }
   // How many translation units the object is built from (1 unless the module was split).
   std::size_t unit_count() const { return unit_count_; }
 
  private:
-  HostModule(void* handle, std::string object_path, bool from_cache, std::size_t unit_count);
+  HostModule(void* handle, std::string object_path, CompileStats compiled, std::size_t unit_count);
   // Every compile: the object of these translation units, from the cache or built.
   static std::shared_ptr<HostModule> compile_units(const std::vector<std::string>& units,
                                                    const HostCompileOptions& options);
@@ -56,7 +60,7 @@ class HostModule {
 
   void* handle_;
   std::string object_path_;
-  bool from_cache_;
+  CompileStats compiled_;
   std::size_t unit_count_;
 };
 

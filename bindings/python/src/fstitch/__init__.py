@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from . import _lib
 from ._call import decode
+from .compile_stats import CompileStats
 from .context import Context
 from .dtypes import (
     DType,
@@ -77,6 +78,7 @@ def library_path() -> str:
 
 __all__ = [
     "Backend",
+    "CompileStats",
     "Context",
     "DType",
     "DeviceTensor",

@@ -91,6 +91,14 @@ ENUMS: dict[str, dict[str, int]] = {
         "FST_LOG_DEBUG": 4,
         "FST_LOG_TRACE": 5,
     },
+    "fst_compile_stat": {
+        "FST_COMPILE_STAT_COMPILED": 0,
+        "FST_COMPILE_STAT_MEMORY_HITS": 1,
+        "FST_COMPILE_STAT_DISK_HITS": 2,
+        "FST_COMPILE_STAT_DISK_WRITES": 3,
+        "FST_COMPILE_STAT_DISK_DISCARDS": 4,
+        "FST_COMPILE_STAT_COMPILE_NANOSECONDS": 5,
+    },
     "fst_unary_op": {
         "FST_UNARY_NEG": 1,
         "FST_UNARY_ABS": 2,
@@ -244,6 +252,7 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
     "fst_context_device_arch": (c_enum, [ContextP, POINTER(c_int)]),
     "fst_context_log_level": (c_enum, [ContextP, POINTER(c_enum)]),
     "fst_context_cache_dir": (c_enum, [ContextP, POINTER(c_char_p)]),
+    "fst_context_compile_stat": (c_enum, [ContextP, c_enum, POINTER(c_uint64)]),
     "fst_context_log": (c_enum, [ContextP, c_enum, c_char_p]),
     # Graph
     "fst_graph_create": (c_enum, [ContextP, POINTER(GraphP)]),
@@ -318,6 +327,7 @@ FUNCTIONS: dict[str, tuple[Any, list[Any]]] = {
     "fst_fusion_kernel_count": (c_enum, [FusionP, POINTER(c_size_t)]),
     "fst_fusion_kernel": (c_enum, [FusionP, c_size_t, POINTER(KernelP)]),
     "fst_fusion_workspace_size": (c_enum, [FusionP, POINTER(c_size_t)]),
+    "fst_fusion_compile_stat": (c_enum, [FusionP, c_enum, POINTER(c_uint64)]),
     "fst_fusion_constant_count": (c_enum, [FusionP, POINTER(c_size_t)]),
     "fst_fusion_constant": (
         c_enum,

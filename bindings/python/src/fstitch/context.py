@@ -6,11 +6,12 @@ import ctypes
 import os
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import _lib
+from . import _lib, compile_stats
 from ._show import shown
 from ._args import C_INT_RANGE, as_int
 from ._call import check, decode
 from ._handle import OwnedHandle
+from .compile_stats import CompileStats
 from .enums import Backend, LogLevel, c_value, from_c, parse
 from .errors import Error, Status, api
 
@@ -155,6 +156,11 @@ class Context(OwnedHandle):
         value = ctypes.c_char_p()
         check(self._call("fst_context_cache_dir", ctypes.byref(value)))
         return decode(value.value)
+
+    @api("Context.compile_stats")
+    def compile_stats(self) -> CompileStats:
+        """What the compiles of every fusion of this context did so far."""
+        return compile_stats.read(self._call, "fst_context_compile_stat")
 
     @api("Context.log")
     def log(self, level: Any, message: str) -> None:

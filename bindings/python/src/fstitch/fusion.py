@@ -7,11 +7,12 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from . import _lib
+from . import _lib, compile_stats
 from ._args import C_INT_RANGE, SIZE_RANGE, UINT32_RANGE, as_int
 from ._call import check, decode
 from ._handle import OwnedHandle
 from ._show import shown
+from .compile_stats import CompileStats
 from .enums import LaunchKind, ParamKind, Policy, c_value, from_c, parse
 from .errors import Error, Status, api
 from .opaque import OpaqueOp, Step
@@ -196,6 +197,12 @@ class Fusion(OwnedHandle):
         size = ctypes.c_size_t()
         check(self._call("fst_fusion_workspace_size", ctypes.byref(size)))
         return size.value
+
+    @api("Fusion.compile_stats")
+    def compile_stats(self) -> CompileStats:
+        """What compiling this fusion's kernels did so far: nothing before its first run (or
+        PTX request), then each kernel compiled or found in memory or on disk."""
+        return compile_stats.read(self._call, "fst_fusion_compile_stat")
 
     def _planned(self) -> tuple[int, int]:
         planned = ctypes.c_uint64()

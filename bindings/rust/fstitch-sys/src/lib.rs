@@ -114,6 +114,23 @@ pub const FST_LOG_DEBUG: fst_log_level = 4;
 /// Everything.
 pub const FST_LOG_TRACE: fst_log_level = 5;
 
+/// A counter of kernel compilation (`enum fst_compile_stat`): per context
+/// (`fst_context_compile_stat`) and per fusion (`fst_fusion_compile_stat`). A module is one
+/// kernel compiled by NVRTC, or all the kernels of a fusion compiled for the host backend.
+pub type fst_compile_stat = c_int;
+/// Modules compiled.
+pub const FST_COMPILE_STAT_COMPILED: fst_compile_stat = 0;
+/// NVRTC modules found in the context's memory.
+pub const FST_COMPILE_STAT_MEMORY_HITS: fst_compile_stat = 1;
+/// Modules loaded from the disk cache.
+pub const FST_COMPILE_STAT_DISK_HITS: fst_compile_stat = 2;
+/// Modules written to the disk cache.
+pub const FST_COMPILE_STAT_DISK_WRITES: fst_compile_stat = 3;
+/// Corrupt or unloadable disk entries removed.
+pub const FST_COMPILE_STAT_DISK_DISCARDS: fst_compile_stat = 4;
+/// Wall time of the compiles, summed over those that ran in parallel.
+pub const FST_COMPILE_STAT_COMPILE_NANOSECONDS: fst_compile_stat = 5;
+
 /// Receives log messages; `message` is valid only during the call. Called from any thread
 /// that calls into fstitch, possibly from several at once.
 pub type fst_log_callback = Option<
@@ -374,6 +391,11 @@ extern "C" {
         context: *const fst_context,
         out_path: *mut *const c_char,
     ) -> fst_status;
+    pub fn fst_context_compile_stat(
+        context: *const fst_context,
+        stat: fst_compile_stat,
+        out_value: *mut u64,
+    ) -> fst_status;
     pub fn fst_context_log(
         context: *const fst_context,
         level: fst_log_level,
@@ -592,6 +614,11 @@ extern "C" {
     pub fn fst_fusion_workspace_size(
         fusion: *const fst_fusion,
         out_bytes: *mut usize,
+    ) -> fst_status;
+    pub fn fst_fusion_compile_stat(
+        fusion: *const fst_fusion,
+        stat: fst_compile_stat,
+        out_value: *mut u64,
     ) -> fst_status;
     pub fn fst_fusion_constant_count(
         fusion: *const fst_fusion,

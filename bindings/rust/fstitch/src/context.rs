@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use fstitch_sys as sys;
 
+use crate::compile_stats::{self, CompileStats};
 use crate::enums::{from_c, Backend, LogLevel};
 use crate::error::{check, Error, Result, Status};
 use crate::util::{c_string, copy_c_str};
@@ -105,6 +106,14 @@ impl Context {
             check(sys::fst_context_cache_dir(self.as_raw(), &mut path))?;
             copy_c_str(path, "fst_context_cache_dir")
         }
+    }
+
+    /// What the compiles of every fusion of this context did so far.
+    pub fn compile_stats(&self) -> Result<CompileStats> {
+        // SAFETY: a live context and a valid out pointer for each call.
+        compile_stats::read(|stat, out| unsafe {
+            sys::fst_context_compile_stat(self.as_raw(), stat, out)
+        })
     }
 
     /// Emits `message` through the context's logger, as fstitch's own messages are.

@@ -6,6 +6,7 @@ use std::ptr::{self, NonNull};
 use fstitch_sys as sys;
 
 use crate::buffer::{checked_host_pointers, HostSlice, HostSliceMut, TensorSpec};
+use crate::compile_stats::{self, CompileStats};
 use crate::context::Context;
 use crate::enums::{Backend, FusionPolicy};
 use crate::error::{check, Error, Result, Status};
@@ -209,6 +210,15 @@ impl Fusion {
         (0..self.kernel_count()?)
             .map(|index| self.kernel(index))
             .collect()
+    }
+
+    /// What compiling this fusion's kernels did so far: nothing before its first run (or PTX
+    /// request), then each kernel compiled or found in memory or on disk.
+    pub fn compile_stats(&self) -> Result<CompileStats> {
+        // SAFETY: a live fusion and a valid out pointer for each call.
+        compile_stats::read(|stat, out| unsafe {
+            sys::fst_fusion_compile_stat(self.as_raw(), stat, out)
+        })
     }
 
     /// Bytes of workspace a run needs (intermediates between kernels).

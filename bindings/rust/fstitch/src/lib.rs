@@ -44,6 +44,7 @@
 #![deny(missing_docs)]
 
 mod buffer;
+mod compile_stats;
 mod context;
 mod element;
 mod enums;
@@ -60,6 +61,7 @@ use std::ffi::CStr;
 pub use fstitch_sys as sys;
 
 pub use buffer::{HostSlice, HostSliceMut, TensorSpec};
+pub use compile_stats::CompileStats;
 pub use context::{Context, ContextBuilder};
 pub use element::{Bf16, Element, F16};
 pub use enums::{

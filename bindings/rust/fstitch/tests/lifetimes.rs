@@ -6,7 +6,9 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::{cache_dir, host_context, uniform};
-use fstitch::{Backend, Context, DType, FuseOptions, Fusion, Graph, Kernel, LogLevel, Status};
+use fstitch::{
+    Backend, CompileStats, Context, DType, FuseOptions, Fusion, Graph, Kernel, LogLevel, Status,
+};
 
 fn assert_send_sync<T: Send + Sync>() {}
 fn assert_send<T: Send>() {}
@@ -215,4 +217,34 @@ fn the_loaded_library_has_the_expected_version() {
         )
     );
     assert_eq!(fstitch::MAX_RANK, 8);
+}
+
+#[test]
+fn compile_stats_count_what_each_fusion_compiled() {
+    // No disk cache: each fusion's host module is compiled at its first run.
+    let context = Context::builder()
+        .backend(Backend::Host)
+        .cache_dir("off")
+        .log_level(LogLevel::Error)
+        .build()
+        .unwrap();
+    assert_eq!(context.compile_stats().unwrap(), CompileStats::default());
+    let xs = uniform(128, -2.0, 2.0, 7);
+    let mut y = vec![0.0f32; 128];
+    for round in 1..=2u64 {
+        let fusion = rms_norm_fusion(&context);
+        assert_eq!(
+            fusion.compile_stats().unwrap(),
+            CompileStats::default(),
+            "fusing compiles nothing"
+        );
+        fusion.run(&[(&xs).into()], &mut [(&mut y).into()]).unwrap();
+        let stats = fusion.compile_stats().unwrap();
+        assert_eq!(
+            (stats.compiled, stats.disk_hits, stats.disk_writes),
+            (1, 0, 0)
+        );
+        assert!(stats.compile_time > std::time::Duration::ZERO);
+        assert_eq!(context.compile_stats().unwrap().compiled, round);
+    }
 }

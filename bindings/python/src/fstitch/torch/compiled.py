@@ -18,7 +18,9 @@ from .tensors import from_numpy, to_numpy
 #: Events of the backend since the process started (or reset_counters()): "graphs" (ATen
 #: graphs handed over by torch), "compiles" (graphs lowered and fused for a new input
 #: signature), "cache_hits" (calls that found their plan), "fallbacks" (signatures run by
-#: torch, with the reason logged).
+#: torch, with the reason logged), and what the first runs of the plans did for their
+#: kernel modules: "modules_compiled", "modules_from_disk" (the disk cache),
+#: "modules_from_memory" (the context's memory; NVRTC modules only).
 counters: Counter = Counter()
 
 
@@ -113,10 +115,16 @@ class CompiledGraph:
             return self.gm(*args)
         if plan.first_run_seconds is None:
             plan.first_run_seconds = time.perf_counter() - start
+            if plan.fusion is not None:
+                plan.compile_stats = plan.fusion.compile_stats()
+                counters["modules_compiled"] += plan.compile_stats.compiled
+                counters["modules_from_disk"] += plan.compile_stats.disk_hits
+                counters["modules_from_memory"] += plan.compile_stats.memory_hits
             logger.info(
-                "%s graph: first run in %.2f s (compiling its kernels or loading them from the disk cache)",
+                "%s graph: first run in %.2f s; its kernels: %s",
                 self.role,
                 plan.first_run_seconds,
+                plan.compile_stats if plan.compile_stats is not None else "none (nothing fused)",
             )
         return results
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from ..compile_stats import CompileStats
 from .backend import make_backend
 from .lowering import Lowered
 from .options import Options, logger
@@ -32,6 +33,8 @@ class GraphReport:
         plan_seconds: the time to lower and fuse the graph.
         first_run_seconds: the time of its first run, which compiles the kernels (or loads
             them from the disk cache) and runs them; None if it did not run.
+        compile_stats: what that first run did for the kernels' modules (compiled, with
+            their time, or found in memory or on disk); None if it did not run.
     """
 
     role: str
@@ -44,6 +47,7 @@ class GraphReport:
     plan: str
     plan_seconds: float = 0.0
     first_run_seconds: float | None = None
+    compile_stats: CompileStats | None = None
 
     def __str__(self) -> str:
         ops = ", ".join(f"{name} x{count}" for name, count in sorted(self.aten_ops.items()))
@@ -54,6 +58,7 @@ class GraphReport:
                 f"kernel(s) (ideal {self.ideal_kernels}), {len(self.opaque_ops)} opaque op(s)",
                 f"  planned bytes {self.planned_bytes} (lower bound {self.lower_bound_bytes})",
                 f"  planned in {self.plan_seconds:.2f} s, first run (compile and run) {first_run}",
+                f"  kernel modules: {self.compile_stats if self.compile_stats is not None else '-'}",
                 f"  ATen ops: {ops}",
                 f"  opaque: {', '.join(self.opaque_ops) or '-'}",
                 f"  kernels: {', '.join(self.kernels) or '-'}",
@@ -87,6 +92,7 @@ def _report(role: str, lowered: Lowered) -> GraphReport:
         plan=fusion.plan if fusion is not None else "",
         plan_seconds=lowered.plan_seconds,
         first_run_seconds=lowered.first_run_seconds,
+        compile_stats=lowered.compile_stats,
     )
 
 

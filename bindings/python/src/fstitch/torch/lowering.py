@@ -19,6 +19,7 @@ import torch
 import torch.fx
 import torch.utils._pytree as pytree
 
+from ..compile_stats import CompileStats
 from ..graph import Graph
 from ..value import Value
 from .aten_ops import CONVERTERS, VIEW_OPS, AsOpaque
@@ -70,6 +71,8 @@ class Lowered:
         plan_seconds: the time to lower and fuse the graph (planning and code generation).
         first_run_seconds: the time of the plan's first run, which compiles its kernels (or
             loads them from the disk cache) before it runs them; None until it has run.
+        compile_stats: what that first run's compile did (fstitch.CompileStats: modules
+            compiled and their time, found in memory or on disk); None until it has run.
     """
 
     graph: Graph
@@ -84,6 +87,7 @@ class Lowered:
     ideal_kernels: int = 0
     plan_seconds: float = 0.0
     first_run_seconds: float | None = None
+    compile_stats: CompileStats | None = None
 
 
 def _op_name(target: Any) -> str:
