@@ -185,6 +185,31 @@ def test_an_unsupported_dtype_falls_back_and_says_so(caplog):
     assert any("runs with torch" in r.getMessage() and "complex" in r.getMessage() for r in caplog.records)
 
 
+def test_an_fp8_value_falls_back_and_says_so(caplog):
+    def quantize(x):
+        return (x * 2.0).to(torch.float8_e4m3fn).to(torch.float32) + 1.0
+
+    x = torch.randn(4, 16)
+    with caplog.at_level(logging.WARNING, logger="fstitch.torch"):
+        actual = torch.compile(quantize, backend="fstitch")(x)
+    assert torch.equal(actual, quantize(x))
+    assert fst_torch.counters["fallbacks"] >= 1
+    assert any("runs with torch" in r.getMessage() and "float8" in r.getMessage() for r in caplog.records)
+
+
+def test_an_operation_fstitch_cannot_express_is_run_by_torch_between_fused_kernels():
+    def scan(x):
+        return torch.cumsum(torch.exp(x), dim=-1) * 0.5 + 1.0
+
+    x = torch.randn(4, 16)
+    report = fst_torch.explain(scan, x)
+    assert report.fallbacks == []
+    graph = report.graphs[0]
+    assert "aten.cumsum.default" in graph.opaque_ops, graph.opaque_ops
+    assert len(graph.kernels) == 2, str(report)  # exp before it, the affine step after it
+    assert relative_l2(torch.compile(scan, backend="fstitch")(x), scan(x)) < F32_LIMIT
+
+
 @pytest.mark.parametrize("start,end,step", [(2, 5, 1), (0, 3, 1), (4, 8, 1), (1, 7, 2)])
 def test_slice_scatter_is_fused_for_unit_steps(start, end, step):
     def scatter(base, src):
