@@ -262,6 +262,69 @@ def test_options_reach_the_planner_and_bad_options_are_named():
         fst_torch.explain(model, x, eager_rounding="yes")
 
 
+def test_inputs_on_several_devices_are_named():
+    from fstitch.torch.compiled import graph_device
+
+    assert graph_device([torch.ones(2), 3, None]) == torch.device("cpu")
+    assert graph_device([1.0]) == torch.device("cpu")
+    with pytest.raises(ValueError, match="several devices .*cpu.*meta"):
+        graph_device([torch.ones(2), torch.ones(2, device="meta")])
+
+
+# -- CUDA tensors (tools/gpu-check runs these on the GPU) ---------------------------------------
+
+on_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+@on_cuda
+@pytest.mark.parametrize("dtype,limit", [(torch.float32, F32_LIMIT), (torch.bfloat16, BF16_LIMIT)])
+@pytest.mark.parametrize("module", [MLP, NormBlock, Attention])
+def test_small_modules_on_cuda_match_eager(module, dtype, limit):
+    model = module().to("cuda", dtype)
+    x = torch.randn(2, 32, 64, device="cuda", dtype=dtype)
+    actual, expected = check_inference(model, x)
+    assert actual.device == x.device and actual.dtype == dtype
+    assert relative_l2(actual, expected) < limit
+
+
+@on_cuda
+def test_cuda_runs_on_the_current_stream_with_kernels_compiled_once():
+    model = NormBlock().cuda().eval()
+    x = torch.randn(4, 64, 64, device="cuda")
+    report = fst_torch.explain(model, x)
+    (graph,) = report.graphs
+    assert report.fallbacks == [] and graph.kernels
+    stats = graph.compile_stats
+    assert stats.compiled + stats.memory_hits + stats.disk_hits == len(graph.kernels)  # one module each
+    compiled = torch.compile(model, backend="fstitch")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(side):
+        first = compiled(x)
+        second = compiled(x * 2.0)
+    side.synchronize()
+    with torch.no_grad():
+        assert relative_l2(first, model(x)) < F32_LIMIT
+        assert relative_l2(second, model(x * 2.0)) < F32_LIMIT
+
+
+@on_cuda
+def test_a_training_step_on_cuda_matches_eager():
+    model = NormBlock().cuda()
+    twin = NormBlock().cuda()
+    twin.load_state_dict(model.state_dict())
+    x = torch.randn(2, 32, 64, device="cuda")
+    target = torch.randn(2, 32, 64, device="cuda")
+    compiled = torch.compile(twin, backend="fstitch")
+    for net in (model, compiled):
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        ((net(x) - target) ** 2).mean().backward()
+        optimizer.step()
+    assert fst_torch.counters["fallbacks"] == 0 and fst_torch.counters["compiles"] >= 2
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert relative_l2(q.grad, p.grad) < GRAD_LIMIT, name
+
+
 # -- Hugging Face blocks, from configs with random weights ----------------------------------
 
 transformers = pytest.importorskip("transformers", reason="the model tests need transformers")

@@ -210,7 +210,7 @@ def _convert_element_type(cx: Any, node: Any, x: Any, dtype: Any) -> Any:
 @_converts(aten._to_copy.default)
 def _to_copy(cx: Any, node: Any, x: Any, **kwargs: Any) -> Any:
     device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":
+    if device is not None and not cx.on_graph_device(device):
         raise AsOpaque("a copy to another device")
     return cx.as_cast(x, cx.result_dtype(node))
 
@@ -230,7 +230,7 @@ def _copy(cx: Any, node: Any, destination: Any, source: Any, non_blocking: bool 
 def _full_like(cx: Any, node: Any, x: Any, fill_value: Any, **kwargs: Any) -> Any:
     # Only x's shape matters; the result is the fill value broadcast over it, in its dtype.
     device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":
+    if device is not None and not cx.on_graph_device(device):
         raise AsOpaque("a fill on another device")
     return cx.as_value(fill_value, cx.result_dtype(node)).broadcast_to(tuple(cx.meta(node).shape))
 

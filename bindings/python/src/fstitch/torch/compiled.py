@@ -1,5 +1,6 @@
 """The callable the backend hands torch for one ATen graph: a cache of lowered plans by
-input signature, the run of a plan on the host backend, and the fallback to torch."""
+input signature, the run of a plan (host backend for CPU tensors, CUDA backend for CUDA
+tensors), and the fallback to torch."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch.utils._pytree as pytree
 
 from .lowering import Lowered, Lowering
 from .opaque_ops import run_opaque
-from .options import Options, host_context, logger
+from .options import Options, context_for, logger
 from .tensors import from_numpy, to_numpy
 
 #: Events of the backend since the process started (or reset_counters()): "graphs" (ATen
@@ -34,7 +35,7 @@ def signature(args: list[Any]) -> tuple[Any, ...]:
     key = []
     for arg in args:
         if isinstance(arg, torch.Tensor):
-            key.append((tuple(arg.shape), arg.dtype, arg.device.type))
+            key.append((tuple(arg.shape), arg.dtype, str(arg.device)))
         elif isinstance(arg, (int, float, bool)) or arg is None:
             key.append((type(arg).__name__, arg))
         else:
@@ -47,21 +48,63 @@ class _Fallback:
         self.reason = reason
 
 
+def graph_device(args: list[Any]) -> torch.device:
+    """The device of the tensors among `args` (the CPU when there are none); raises ValueError
+    when they are on several."""
+    devices = {arg.device for arg in args if isinstance(arg, torch.Tensor)}
+    if len(devices) > 1:
+        raise ValueError(f"the graph's inputs are on several devices ({', '.join(sorted(map(str, devices)))})")
+    return devices.pop() if devices else torch.device("cpu")
+
+
+def _run_fused_on_host(lowered: Lowered, args: list[Any]) -> list[torch.Tensor]:
+    arrays = [to_numpy(args[position]) for position in lowered.input_positions]
+    memo: dict[str, Any] = {}
+    opaque = None
+    if lowered.opaque:
+        def opaque(call: Any) -> None:
+            run_opaque(lowered.opaque, memo, call, lowered.device)
+    fused = lowered.fusion.run(arrays, opaque=opaque)
+    return [from_numpy(array, dtype) for array, dtype in zip(fused, lowered.output_dtypes)]
+
+
+def _run_fused_on_cuda(lowered: Lowered, args: list[Any]) -> list[torch.Tensor]:
+    """The run on torch's current stream of the graph's device: inputs read in place (dense
+    ones; others are copied dense first, on that stream), outputs and workspace from torch's
+    caching allocator, opaque operations run by torch on the same stream; nothing waits for
+    the GPU."""
+    device = lowered.device
+    stream = torch.cuda.current_stream(device)
+    inputs = [args[position].contiguous() for position in lowered.input_positions]
+    fusion = lowered.fusion
+    outputs = [
+        torch.empty(tuple(spec.shape), dtype=dtype, device=device)
+        for spec, dtype in zip(fusion.output_specs, lowered.output_dtypes)
+    ]
+    size = fusion.workspace_size
+    workspace = torch.empty(size, dtype=torch.uint8, device=device) if size > 0 else None
+    memo: dict[str, Any] = {}
+    opaque = None
+    if lowered.opaque:
+        def opaque(call: Any) -> None:
+            run_opaque(lowered.opaque, memo, call, device)
+    with torch.cuda.device(device):
+        fusion.run(inputs, outputs=outputs, workspace=workspace, stream=stream.cuda_stream, opaque=opaque)
+    return outputs
+
+
 def run_lowered(lowered: Lowered, args: list[Any]) -> Any:
     """Runs a lowered plan on `args`; returns the FX graph's output structure."""
-    fused: list[Any] = []
+    fused: list[torch.Tensor] = []
     if lowered.fusion is not None:
-        arrays = [to_numpy(args[position]) for position in lowered.input_positions]
-        memo: dict[str, Any] = {}
-        opaque = None
-        if lowered.opaque:
-            def opaque(call: Any) -> None:
-                run_opaque(lowered.opaque, memo, call)
-        fused = lowered.fusion.run(arrays, opaque=opaque)
+        if lowered.device.type == "cuda":
+            fused = _run_fused_on_cuda(lowered, args)
+        else:
+            fused = _run_fused_on_host(lowered, args)
     results = []
     for kind, where in lowered.output_sources:
         if kind == "fused":
-            results.append(from_numpy(fused[where], lowered.output_dtypes[where]))
+            results.append(fused[where])
         elif kind == "arg":
             results.append(args[where])
         elif kind == "copy":
@@ -131,10 +174,11 @@ class CompiledGraph:
     def _lower(self, args: list[Any], key: tuple[Any, ...]) -> Lowered | _Fallback:
         start = time.perf_counter()
         try:
-            context = host_context(self.options.log_level)
-            lowered = Lowering(self.gm, args, context, eager_rounding=self.options.eager_rounding).lower(
-                self.options.policy, self.options.target
-            )
+            device = graph_device(args)
+            context = context_for(device, self.options.log_level)
+            lowered = Lowering(
+                self.gm, args, context, eager_rounding=self.options.eager_rounding, device=device
+            ).lower(self.options.policy, self.options.target)
         except Exception as error:  # noqa: BLE001 - whatever fails here, torch runs the graph
             return self._fall_back(key, str(error) or type(error).__name__)
         counters["compiles"] += 1

@@ -69,6 +69,7 @@ class Lowered:
         ideal_kernels: memory-intensive regions connected without an opaque operation
             between them (views are free): the kernel count a perfect partition reaches.
         plan_seconds: the time to lower and fuse the graph (planning and code generation).
+        device: where the graph's tensors are (the CPU, or one CUDA device).
         first_run_seconds: the time of the plan's first run, which compiles its kernels (or
             loads them from the disk cache) before it runs them; None until it has run.
         compile_stats: what that first run's compile did (fstitch.CompileStats: modules
@@ -86,6 +87,7 @@ class Lowered:
     opaque_ops: list[str] = field(default_factory=list)
     ideal_kernels: int = 0
     plan_seconds: float = 0.0
+    device: torch.device = torch.device("cpu")
     first_run_seconds: float | None = None
     compile_stats: CompileStats | None = None
 
@@ -137,11 +139,17 @@ class Lowering:
     it."""
 
     def __init__(
-        self, gm: torch.fx.GraphModule, args: list[Any], context: Any, eager_rounding: bool = False
+        self,
+        gm: torch.fx.GraphModule,
+        args: list[Any],
+        context: Any,
+        eager_rounding: bool = False,
+        device: torch.device = torch.device("cpu"),
     ) -> None:
         self.gm = gm
         self.args = args
         self.eager_rounding = eager_rounding
+        self.device = device  # where the graph's tensors are: the CPU, or one CUDA device
         self.graph = Graph(context)
         self.env: dict[torch.fx.Node, Any] = {}
         self.metas: dict[torch.fx.Node, Any] = {}
@@ -192,7 +200,9 @@ class Lowering:
         if isinstance(x, _Placeholder):
             x = self._input(x.position)
         elif isinstance(x, _Constant):
-            x = self.graph.constant_tensor(to_numpy(x.tensor.contiguous()), fstitch_dtype(x.tensor.dtype))
+            # The fusion keeps a host copy and uploads it to the device it runs on.
+            data = to_numpy(x.tensor.detach().cpu().contiguous())
+            x = self.graph.constant_tensor(data, fstitch_dtype(x.tensor.dtype))
         elif isinstance(x, (bool, int, float)):
             if target is None:
                 raise LoweringError(f"scalar {x!r} where a tensor was expected")
@@ -236,13 +246,24 @@ class Lowering:
             aten_ops=self.aten_ops,
             opaque_ops=self.opaque_ops,
             ideal_kernels=self.regions.count(),
+            device=self.device,
         )
+
+    def on_graph_device(self, device: Any) -> bool:
+        """Whether `device` (a torch.device or its text; "cuda" meaning the current one) is
+        the one the graph runs on."""
+        device = torch.device(device)
+        if device.type != self.device.type:
+            return False
+        if device.type != "cuda" or device.index is None:
+            return True
+        return device.index == self.device.index
 
     def _placeholder(self, node: torch.fx.Node, position: int) -> None:
         arg = self.args[position]
         if isinstance(arg, torch.Tensor):
-            if arg.device.type != "cpu":
-                raise LoweringError(f"input {node.name} is on {arg.device}; this backend runs CPU tensors")
+            if arg.device != self.device:
+                raise LoweringError(f"input {node.name} is on {arg.device}, the graph runs on {self.device}")
             self.env[node] = _Placeholder(position)
             self.metas[node] = torch.empty(tuple(arg.shape), dtype=arg.dtype, device="meta")
         else:
@@ -318,7 +339,7 @@ class Lowering:
         """A deterministic operation without tensor operands (full, arange...): computed now."""
         value = node.target(*self._metas_of(node.args), **self._metas_of(node.kwargs))
         if isinstance(value, torch.Tensor):
-            if value.device.type != "cpu":
+            if value.device.type != "cpu" and not self.on_graph_device(value.device):
                 raise LoweringError(f"{_op_name(node.target)} makes a tensor on {value.device}")
             fstitch_dtype(value.dtype)
             self.env[node] = _Constant(value)

@@ -2,8 +2,11 @@
 
 Each opaque fstitch value keeps an OpaqueRecord: the ATen overload, its arguments with the
 tensor operands left as slots, and which result of the operation it is. During a run the
-callback rebuilds the arguments from fstitch's buffers (numpy views, no copy), runs the
-operation with torch and writes the result into fstitch's buffer. An operation with several
+callback rebuilds the arguments from fstitch's buffers (numpy views on the host backend,
+tensors over the device buffers on the CUDA backend; no copy), runs the operation with torch
+and writes the result into fstitch's buffer. On the CUDA backend the callback runs on the
+stream of the run, torch's current stream, so torch queues the operation behind the kernels
+before it and the kernels after it wait for it. An operation with several
 results (one opaque value per result) runs once per run: the first of its values to be
 needed computes all of them into the run's memo.
 """
@@ -17,7 +20,14 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from .tensors import from_numpy
+from .tensors import from_device, from_numpy
+
+
+def as_tensor(buffer: Any, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A tensor over one of an opaque call's buffers: numpy on the host, device memory on CUDA."""
+    if device.type == "cpu":
+        return from_numpy(buffer, dtype)
+    return from_device(buffer, dtype, device)
 
 
 @dataclass(frozen=True)
@@ -29,8 +39,8 @@ class OperandSlot:
     dtype: torch.dtype
     views: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]
 
-    def tensor(self, operand: Any) -> torch.Tensor:
-        tensor = from_numpy(operand, self.dtype)
+    def tensor(self, operand: Any, device: torch.device) -> torch.Tensor:
+        tensor = as_tensor(operand, self.dtype, device)
         for target, args, kwargs in self.views:
             tensor = target(tensor, *args, **kwargs)
         return tensor
@@ -46,8 +56,8 @@ class OpaqueRecord:
     output_index: int | None  # which result of a multi-result operation, else None
     dtype: torch.dtype
 
-    def compute(self, operands: list[Any], memo: dict[str, Any]) -> torch.Tensor:
-        """The result of the operation on `operands` (fstitch's numpy buffers)."""
+    def compute(self, operands: list[Any], memo: dict[str, Any], device: torch.device) -> torch.Tensor:
+        """The result of the operation on `operands` (fstitch's buffers on `device`)."""
         if self.output_index is not None and self.node_name in memo:
             return memo[self.node_name][self.output_index]
         leaves = list(self.fixed)
@@ -55,7 +65,7 @@ class OpaqueRecord:
             # Operands are read-only views of fstitch's buffers; torch is only reading them.
             warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
             for slot, operand in zip(self.operand_slots, operands):
-                leaves[slot.slot] = slot.tensor(operand)
+                leaves[slot.slot] = slot.tensor(operand, device)
         args, kwargs = pytree.tree_unflatten(leaves, self.spec)
         result = self.target(*args, **kwargs)
         if self.output_index is None:
@@ -64,8 +74,8 @@ class OpaqueRecord:
         return result[self.output_index]
 
 
-def run_opaque(records: dict[int, OpaqueRecord], memo: dict[str, Any], call: Any) -> None:
-    """The body of the opaque callback of one run: fills `call.result` with torch."""
+def run_opaque(records: dict[int, OpaqueRecord], memo: dict[str, Any], call: Any, device: torch.device) -> None:
+    """The body of the opaque callback of one run on `device`: fills `call.result` with torch."""
     record = records[call.handle]
-    result = record.compute(call.operands, memo)
-    from_numpy(call.result, record.dtype).copy_(result)
+    result = record.compute(call.operands, memo, device)
+    as_tensor(call.result, record.dtype, device).copy_(result)

@@ -66,13 +66,33 @@ def _forward_to_logger(level: LogLevel, message: str) -> None:
     logger.log(_PYTHON_LEVELS.get(level, logging.INFO), "libfstitch: %s", message)
 
 
-_contexts: dict[str, Context] = {}
+_contexts: dict[tuple[str, str, int], Context] = {}
 _contexts_lock = threading.Lock()
 
 
 def host_context(log_level: str) -> Context:
     """The process's host-backend context for `log_level` (made once; contexts are thread-safe)."""
     with _contexts_lock:
-        if log_level not in _contexts:
-            _contexts[log_level] = Context(backend="host", log_level=log_level, log=_forward_to_logger)
-        return _contexts[log_level]
+        key = ("host", log_level, 0)
+        if key not in _contexts:
+            _contexts[key] = Context(backend="host", log_level=log_level, log=_forward_to_logger)
+        return _contexts[key]
+
+
+def cuda_context(log_level: str, device: int) -> Context:
+    """The process's CUDA-backend context for `log_level` on CUDA device `device` (made once;
+    raises fstitch.Error when fstitch cannot open it: no driver, or a GPU older than sm_80)."""
+    with _contexts_lock:
+        key = ("cuda", log_level, device)
+        if key not in _contexts:
+            _contexts[key] = Context(backend="cuda", device=device, log_level=log_level, log=_forward_to_logger)
+        return _contexts[key]
+
+
+def context_for(device: Any, log_level: str) -> Context:
+    """The context that runs graphs whose tensors are on `device` (a torch.device)."""
+    if device.type == "cpu":
+        return host_context(log_level)
+    if device.type == "cuda":
+        return cuda_context(log_level, device.index if device.index is not None else 0)
+    raise ValueError(f"fstitch runs CPU and CUDA tensors, not tensors on {device}")

@@ -1,5 +1,6 @@
-"""Torch tensors and dtypes on the fstitch side: dtype names, and numpy views of CPU tensors
-(the host backend's arrays) in both directions, without copies where torch allows."""
+"""Torch tensors and dtypes on the fstitch side: dtype names, numpy views of CPU tensors
+(the host backend's arrays) in both directions, and tensors over the device buffers of the
+CUDA backend's opaque calls, without copies where torch allows."""
 
 from __future__ import annotations
 
@@ -43,6 +44,13 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
     if tensor.dtype is torch.bfloat16:
         return tensor.view(torch.int16).numpy().view(np.uint16)
     return tensor.numpy()
+
+
+def from_device(buffer: Any, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A tensor of `dtype` over a device buffer of an opaque call (fstitch.DeviceTensor, whose
+    __cuda_array_interface__ carries bf16 as uint16), without a copy."""
+    tensor = torch.as_tensor(buffer, device=device)
+    return tensor if tensor.dtype == dtype else tensor.view(dtype)
 
 
 def from_numpy(array: Any, dtype: torch.dtype) -> torch.Tensor:
