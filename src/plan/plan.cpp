@@ -236,7 +236,91 @@ std::string seconds_text(double s) {
   return fixed_text(s * 1e6, 2) + " us";
 }
 
+// The plan's steps as a graph: kernels 0..K-1 (launch positions) and the opaque operations
+// after them, an edge wherever a step reads what another one produces.
+class StepGraph {
+ public:
+  StepGraph(const Graph& graph, const FusionPlan& plan, const std::vector<int>& producer,
+            const Storage& storage)
+      : kernel_count_(plan.kernels.size()), opaque_ops_(plan.opaque_ops) {
+    successors_.resize(kernel_count_ + opaque_ops_.size());
+    auto node_of = [&](ValueId loaded) -> int {
+      const ValueId v = storage.of(loaded);
+      if (producer[static_cast<size_t>(v)] >= 0) return producer[static_cast<size_t>(v)];
+      const auto op = std::find(opaque_ops_.begin(), opaque_ops_.end(), v);
+      return op == opaque_ops_.end() ? -1 : static_cast<int>(kernel_count_ + (op - opaque_ops_.begin()));
+    };
+    auto add_edge = [&](int from, int to) {
+      if (from < 0 || from == to) return;
+      std::vector<int>& next = successors_[static_cast<size_t>(from)];
+      if (std::find(next.begin(), next.end(), to) == next.end()) next.push_back(to);
+    };
+    for (size_t k = 0; k < kernel_count_; ++k) {
+      for (ValueId v : plan.kernels[k].spec.loaded) add_edge(node_of(v), static_cast<int>(k));
+    }
+    for (size_t o = 0; o < opaque_ops_.size(); ++o) {
+      for (ValueId v : graph.node(opaque_ops_[o]).operands)
+        add_edge(node_of(v), static_cast<int>(kernel_count_ + o));
+    }
+  }
+
+  // The first step of a path from kernel `from` to kernel `to` through some other step, or
+  // nothing: fusing the two kernels would then put that step both before and after them.
+  std::optional<int> detour(int from, int to) const {
+    for (int first : successors_[static_cast<size_t>(from)]) {
+      if (first != to && reaches(first, to)) return first;
+    }
+    return std::nullopt;
+  }
+
+  std::string step_text(int step) const {
+    if (static_cast<size_t>(step) < kernel_count_) return "kernel " + std::to_string(step);
+    return "opaque operation %" + std::to_string(opaque_ops_[static_cast<size_t>(step) - kernel_count_]);
+  }
+
+ private:
+  bool reaches(int from, int to) const {
+    std::vector<bool> seen(successors_.size(), false);
+    std::vector<int> stack = {from};
+    seen[static_cast<size_t>(from)] = true;
+    while (!stack.empty()) {
+      const int s = stack.back();
+      stack.pop_back();
+      if (s == to) return true;
+      for (int next : successors_[static_cast<size_t>(s)]) {
+        if (!seen[static_cast<size_t>(next)]) {
+          seen[static_cast<size_t>(next)] = true;
+          stack.push_back(next);
+        }
+      }
+    }
+    return false;
+  }
+
+  size_t kernel_count_;
+  std::vector<ValueId> opaque_ops_;
+  std::vector<std::vector<int>> successors_;
+};
+
 }  // namespace
+
+const char* boundary_cause_name(BoundaryCause cause) {
+  switch (cause) {
+    case BoundaryCause::kPolicy:
+      return "policy";
+    case BoundaryCause::kCannotFuse:
+      return "cannot fuse";
+    case BoundaryCause::kSizeLimit:
+      return "size limit";
+    case BoundaryCause::kCycle:
+      return "cycle";
+    case BoundaryCause::kCost:
+      return "cost";
+    case BoundaryCause::kSearch:
+      return "search";
+  }
+  return "?";
+}
 
 FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -478,25 +562,46 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     plan.kernels.push_back(std::move(k));
   }
 
-  // Why each value crosses kernels through global memory.
+  // Why each value crosses kernels through global memory: one cause, with its numbers.
+  const StepGraph steps(graph, plan, producer, storage);
   for (size_t c = 0; c < plan.kernels.size(); ++c) {
     for (ValueId v : plan.kernels[c].spec.loaded) {
       int p = producer[static_cast<size_t>(v)];
       if (p < 0) continue;
-      Boundary b{v, p, static_cast<int>(c), ""};
+      Boundary b{v, p, static_cast<int>(c), BoundaryCause::kCannotFuse, ""};
+      const KernelSpec& first = plan.kernels[static_cast<size_t>(p)].spec;
+      const KernelSpec& second = plan.kernels[c].spec;
+      std::vector<ValueId> joined = first.members;
+      joined.insert(joined.end(), second.members.begin(), second.members.end());
+      std::sort(joined.begin(), joined.end());
+      KernelSpec together;
+      std::string why;
       if (options.policy == FusionPolicy::kNone) {
+        b.cause = BoundaryCause::kPolicy;
         b.reason = "policy none: one kernel per operation";
+      } else if (const std::optional<int> through = steps.detour(p, static_cast<int>(c))) {
+        b.cause = BoundaryCause::kCycle;
+        b.reason = "cycle: kernel " + std::to_string(c) + " also depends on kernel " + std::to_string(p) +
+                   " through " + steps.step_text(*through) +
+                   ", so one kernel would both feed and wait for it";
+      } else if (!analyze_kernel(in, joined, &together, &why)) {
+        b.reason = "cannot fuse: " + why;
+      } else if (joined.size() > in.max_kernel_ops) {
+        b.cause = BoundaryCause::kSizeLimit;
+        b.reason = "size limit: together " + std::to_string(joined.size()) +
+                   " operations, over the planner's " + std::to_string(in.max_kernel_ops);
       } else {
-        std::vector<ValueId> joined = plan.kernels[static_cast<size_t>(p)].spec.members;
-        joined.insert(joined.end(), plan.kernels[c].spec.members.begin(), plan.kernels[c].spec.members.end());
-        KernelSpec together;
-        std::string why;
-        if (!analyze_kernel(in, joined, &together, &why)) {
-          b.reason = why;
-        } else if (joined.size() > in.max_kernel_ops) {
-          b.reason = "kernel size limit";
+        const double apart = first.est_seconds + second.est_seconds;
+        const std::string numbers = seconds_text(together.est_seconds) + " fused against " +
+                                    seconds_text(first.est_seconds) + " + " +
+                                    seconds_text(second.est_seconds) + " apart";
+        if (together.est_seconds >= apart) {
+          b.cause = BoundaryCause::kCost;
+          b.reason = "cost model: separate kernels estimated faster (" + numbers + ")";
         } else {
-          b.reason = "cost model: separate kernels estimated faster or fusing would form a cycle";
+          b.cause = BoundaryCause::kSearch;
+          b.reason = "search: fusing is estimated faster (" + numbers +
+                     "), but the planner's search did not form the joined kernel";
         }
       }
       plan.boundaries.push_back(std::move(b));

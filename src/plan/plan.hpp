@@ -90,11 +90,23 @@ struct OpaqueStep {
   ValueLocation result;
 };
 
+// Why two kernels that a value crosses between were not fused: one cause each.
+enum class BoundaryCause {
+  kPolicy,      // policy none: one kernel per operation
+  kCannotFuse,  // the two cannot form one kernel (shapes, reductions, resources: the reason says which)
+  kSizeLimit,   // the joined kernel would exceed the planner's operation limit
+  kCycle,       // a path from the producer to the consumer passes through another step
+  kCost,        // the cost model estimates the two kernels faster than the joined one
+  kSearch,      // the joined kernel is estimated faster, but the planner's search did not form it
+};
+const char* boundary_cause_name(BoundaryCause cause);
+
 struct Boundary {
   ValueId value;        // crosses from producer to consumer kernel through global memory
   int producer_kernel;  // -1: a graph input
   int consumer_kernel;
-  std::string reason;
+  BoundaryCause cause = BoundaryCause::kCannotFuse;
+  std::string reason;  // the cause in words, with the numbers behind it
 };
 
 struct FusionOptions {
