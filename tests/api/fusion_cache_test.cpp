@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -203,15 +202,8 @@ TEST(FusionCache, CompileStatsRefuseBadArgumentsAndLeaveTheOutputAlone) {
   EXPECT_EQ(fst_context_compile_stat(ctx, FST_COMPILE_STAT_COMPILED, nullptr), FST_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(fst_fusion_compile_stat(nullptr, FST_COMPILE_STAT_COMPILED, &value), FST_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(fst_fusion_compile_stat(f, FST_COMPILE_STAT_COMPILED, nullptr), FST_ERROR_INVALID_ARGUMENT);
-  for (int bad : {-1, 6, 1 << 30}) {
-    fst_compile_stat stat;
-    std::memcpy(&stat, &bad, sizeof stat);
-    EXPECT_EQ(fst_context_compile_stat(ctx, stat, &value), FST_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(fst_last_error_message()).find("not a value of fst_compile_stat"),
-              std::string::npos)
-        << fst_last_error_message();
-    EXPECT_EQ(fst_fusion_compile_stat(f, stat, &value), FST_ERROR_INVALID_ARGUMENT);
-  }
+  // Values outside fst_compile_stat are refused too; the C API test passes them (C may hold
+  // any int in an enum, C++ may not).
   EXPECT_EQ(value, 77u);
   EXPECT_EQ(fst_fusion_compile_stat(f, FST_COMPILE_STAT_DISK_HITS, &value), FST_OK);
   EXPECT_EQ(value, 0u);

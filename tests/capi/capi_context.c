@@ -142,7 +142,9 @@ static void test_context_bad_input(void) {
   CHECK_FAIL(fst_context_compile_stat(context, FST_COMPILE_STAT_DISK_HITS, NULL), FST_ERROR_INVALID_ARGUMENT,
              "fst_context_compile_stat", "out_value");
   CHECK_FAIL(fst_context_compile_stat(context, (fst_compile_stat)6, &count), FST_ERROR_INVALID_ARGUMENT,
-             "fst_context_compile_stat", "6");
+             "fst_context_compile_stat", "not a value of fst_compile_stat");
+  CHECK_FAIL(fst_context_compile_stat(context, (fst_compile_stat)-1, &count), FST_ERROR_INVALID_ARGUMENT,
+             "fst_context_compile_stat", "-1");
   CHECK(count == 77);
   /* A new context has compiled nothing. */
   CHECK_OK(fst_context_compile_stat(context, FST_COMPILE_STAT_COMPILE_NANOSECONDS, &count));
