@@ -218,14 +218,17 @@ std::shared_ptr<const fstitch::jit::CompiledModule> fst_fusion::device_module(si
     try {
       device_modules_ = context->kernel_cache().compile_all(requests, &counted);
     } catch (...) {
-      compiled_ += counted;  // what the requests that succeeded did still happened
-      context->compiled.add(counted);
+      record_compiles(counted);  // what the requests that succeeded did still happened
       throw;
     }
-    compiled_ += counted;
-    context->compiled.add(counted);
+    record_compiles(counted);
   }
   return device_modules_.at(index);
+}
+
+void fst_fusion::record_compiles(const fstitch::CompileStats& counted) const {
+  compiled_ += counted;
+  context->compiled.add(counted);
 }
 
 fstitch::CompileStats fst_fusion::compile_stats() const {
@@ -293,8 +296,7 @@ std::shared_ptr<fstitch::host::HostModule> fst_fusion::host_module() const {
     options.warn = [log](const std::string& message) { log->log(fstitch::LogLevel::kWarn, message); };
     options.unit_kernel_bytes = context->config.host_unit_kernel_bytes;
     host_module_ = fstitch::host::HostModule::compile(host_source, options);
-    compiled_ += host_module_->compile_stats();
-    context->compiled.add(host_module_->compile_stats());
+    record_compiles(host_module_->compile_stats());
     context->logger.log(fstitch::LogLevel::kDebug,
                         "host module of " + std::to_string(plan.kernels.size()) + " kernel(s): " +
                             std::to_string(host_module_->unit_count()) + " translation unit(s), " +

@@ -79,6 +79,8 @@ struct fst_fusion {
   mutable std::vector<std::shared_ptr<const fstitch::jit::CompiledModule>> device_modules_;
   mutable std::shared_ptr<fstitch::host::HostModule> host_module_;
   mutable fstitch::CompileStats compiled_;  // guarded by mutex_
+  // Adds what a compile of this fusion's modules did to its count and its context's; under mutex_.
+  void record_compiles(const fstitch::CompileStats& counted) const;
   mutable std::mutex cuda_mutex_;  // held only while the kernels are loaded
   mutable std::atomic<bool> cuda_loaded_{false};
   mutable std::vector<std::unique_ptr<fstitch::cuda::LoadedKernel>> cuda_kernels_;

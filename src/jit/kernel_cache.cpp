@@ -41,8 +41,7 @@ ModulePtr KernelCache::get(const CompileRequest& request, CompileStats* counted)
       ModulePtr module = pending.get();  // waits when another thread is still compiling this key
       CompileStats hit;
       hit.memory_hits = 1;
-      stats_.add(hit);
-      if (counted != nullptr) *counted += hit;
+      record(hit, counted);
       return module;
     }
     entries_.emplace(key, promise.get_future().share());
@@ -51,13 +50,11 @@ ModulePtr KernelCache::get(const CompileRequest& request, CompileStats* counted)
   CompileStats done;
   try {
     ModulePtr module = load_or_compile(*compiler, request, key, done);
-    stats_.add(done);
-    if (counted != nullptr) *counted += done;
+    record(done, counted);
     promise.set_value(module);
     return module;
   } catch (...) {
-    stats_.add(done);  // a discarded disk entry stays counted when the compile then fails
-    if (counted != nullptr) *counted += done;
+    record(done, counted);  // a discarded disk entry stays counted when the compile then fails
     {
       std::lock_guard<std::mutex> lock(entries_mutex_);
       entries_.erase(key);
@@ -131,6 +128,11 @@ std::vector<ModulePtr> KernelCache::compile_all(const std::vector<CompileRequest
     if (error) std::rethrow_exception(error);
   }
   return modules;
+}
+
+void KernelCache::record(const CompileStats& done, CompileStats* counted) {
+  stats_.add(done);
+  if (counted != nullptr) *counted += done;
 }
 
 CompileStats KernelCache::stats() const {

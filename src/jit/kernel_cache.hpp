@@ -67,6 +67,8 @@ class KernelCache {
   std::shared_ptr<const Nvrtc> nvrtc();
   ModulePtr load_or_compile(const Nvrtc& nvrtc, const CompileRequest& request, const std::string& key,
                             CompileStats& counted);
+  // Adds what one request did to the cache's counters and to the caller's `counted`, if any.
+  void record(const CompileStats& done, CompileStats* counted);
 
   KernelCacheOptions options_;
   std::optional<DiskCache> disk_;

@@ -244,11 +244,13 @@ class StepGraph {
             const Storage& storage)
       : kernel_count_(plan.kernels.size()), opaque_ops_(plan.opaque_ops) {
     successors_.resize(kernel_count_ + opaque_ops_.size());
+    std::map<ValueId, int> opaque_step;
+    for (size_t o = 0; o < opaque_ops_.size(); ++o) opaque_step[opaque_ops_[o]] = static_cast<int>(kernel_count_ + o);
     auto node_of = [&](ValueId loaded) -> int {
       const ValueId v = storage.of(loaded);
       if (producer[static_cast<size_t>(v)] >= 0) return producer[static_cast<size_t>(v)];
-      const auto op = std::find(opaque_ops_.begin(), opaque_ops_.end(), v);
-      return op == opaque_ops_.end() ? -1 : static_cast<int>(kernel_count_ + (op - opaque_ops_.begin()));
+      const auto op = opaque_step.find(v);
+      return op == opaque_step.end() ? -1 : op->second;
     };
     auto add_edge = [&](int from, int to) {
       if (from < 0 || from == to) return;
@@ -266,9 +268,12 @@ class StepGraph {
 
   // The first step of a path from kernel `from` to kernel `to` through some other step, or
   // nothing: fusing the two kernels would then put that step both before and after them.
+  // One search for all first steps: what an earlier one saw without reaching `to` cannot
+  // reach it from a later one either.
   std::optional<int> detour(int from, int to) const {
+    std::vector<bool> seen(successors_.size(), false);
     for (int first : successors_[static_cast<size_t>(from)]) {
-      if (first != to && reaches(first, to)) return first;
+      if (first != to && reaches(first, to, seen)) return first;
     }
     return std::nullopt;
   }
@@ -279,8 +284,9 @@ class StepGraph {
   }
 
  private:
-  bool reaches(int from, int to) const {
-    std::vector<bool> seen(successors_.size(), false);
+  // Kernels launch in topological order, so a kernel after `to` never leads back to it.
+  bool reaches(int from, int to, std::vector<bool>& seen) const {
+    if (seen[static_cast<size_t>(from)]) return false;
     std::vector<int> stack = {from};
     seen[static_cast<size_t>(from)] = true;
     while (!stack.empty()) {
@@ -288,7 +294,8 @@ class StepGraph {
       stack.pop_back();
       if (s == to) return true;
       for (int next : successors_[static_cast<size_t>(s)]) {
-        if (!seen[static_cast<size_t>(next)]) {
+        const bool past = static_cast<size_t>(next) < kernel_count_ && next > to;
+        if (!past && !seen[static_cast<size_t>(next)]) {
           seen[static_cast<size_t>(next)] = true;
           stack.push_back(next);
         }

@@ -80,36 +80,41 @@ fst_fusion* fuse_softmax(fst_context* ctx) {
   return f;
 }
 
-// The softmax fused and compiled to PTX; what the fusion's compile did.
-Counts fuse_and_compile(fst_context* ctx) {
+// The softmax fused, then `use`d (which compiles it); what the fusion's compile did.
+template <class Use>
+Counts fuse_and_count(fst_context* ctx, Use use) {
   fst_fusion* f = fuse_softmax(ctx);
   if (f == nullptr) return {};
   const Counts before = counts_of(f, fst_fusion_compile_stat);
   EXPECT_EQ(before.compiled + before.memory_hits + before.disk_hits, 0u) << "fusing compiles nothing";
-  const fst_kernel* k = nullptr;
-  EXPECT_EQ(fst_fusion_kernel(f, 0, &k), FST_OK);
-  const char* ptx = nullptr;
-  EXPECT_EQ(fst_kernel_ptx(k, &ptx), FST_OK) << fst_last_error_message();
-  if (ptx != nullptr) {
-    EXPECT_NE(std::string(ptx).find(".entry"), std::string::npos);
-  }
+  use(f);
   const Counts counted = counts_of(f, fst_fusion_compile_stat);
   fst_fusion_destroy(f);
   return counted;
 }
 
-// The softmax fused and run on the host backend; what the fusion's compile did.
+// Compiled to PTX with NVRTC.
+Counts fuse_and_compile(fst_context* ctx) {
+  return fuse_and_count(ctx, [](fst_fusion* f) {
+    const fst_kernel* k = nullptr;
+    EXPECT_EQ(fst_fusion_kernel(f, 0, &k), FST_OK);
+    const char* ptx = nullptr;
+    EXPECT_EQ(fst_kernel_ptx(k, &ptx), FST_OK) << fst_last_error_message();
+    if (ptx != nullptr) {
+      EXPECT_NE(std::string(ptx).find(".entry"), std::string::npos);
+    }
+  });
+}
+
+// Run on the host backend.
 Counts fuse_and_run_on_host(fst_context* ctx) {
-  fst_fusion* f = fuse_softmax(ctx);
-  if (f == nullptr) return {};
-  std::vector<float> x(32 * 128, 0.5f), y(32 * 128, 0.0f);
-  const void* inputs[1] = {x.data()};
-  void* outputs[1] = {y.data()};
-  EXPECT_EQ(fst_fusion_run(f, inputs, 1, outputs, 1, nullptr, nullptr), FST_OK) << fst_last_error_message();
-  EXPECT_FLOAT_EQ(y[0], 1.0f / 128);
-  const Counts counted = counts_of(f, fst_fusion_compile_stat);
-  fst_fusion_destroy(f);
-  return counted;
+  return fuse_and_count(ctx, [](fst_fusion* f) {
+    std::vector<float> x(32 * 128, 0.5f), y(32 * 128, 0.0f);
+    const void* inputs[1] = {x.data()};
+    void* outputs[1] = {y.data()};
+    EXPECT_EQ(fst_fusion_run(f, inputs, 1, outputs, 1, nullptr, nullptr), FST_OK) << fst_last_error_message();
+    EXPECT_FLOAT_EQ(y[0], 1.0f / 128);
+  });
 }
 
 TEST(FusionCache, SecondFuseHitsMemoryNewContextHitsDiskCorruptionRecompiles) {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 from . import _lib
@@ -25,14 +25,7 @@ class CompileStats:
 
     def __sub__(self, earlier: CompileStats) -> CompileStats:
         """What happened between `earlier` and these counts."""
-        return CompileStats(
-            self.compiled - earlier.compiled,
-            self.memory_hits - earlier.memory_hits,
-            self.disk_hits - earlier.disk_hits,
-            self.disk_writes - earlier.disk_writes,
-            self.disk_discards - earlier.disk_discards,
-            self.compile_seconds - earlier.compile_seconds,
-        )
+        return CompileStats(*(getattr(self, f.name) - getattr(earlier, f.name) for f in fields(self)))
 
     def __str__(self) -> str:
         parts = [f"{self.compiled} compiled in {self.compile_seconds:.2f} s"]

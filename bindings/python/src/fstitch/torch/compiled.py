@@ -57,14 +57,17 @@ def graph_device(args: list[Any]) -> torch.device:
     return devices.pop() if devices else torch.device("cpu")
 
 
+def _opaque_callback(lowered: Lowered) -> Callable[[Any], None] | None:
+    """The opaque= callable of one run: torch runs each opaque step (None when there are none)."""
+    if not lowered.opaque:
+        return None
+    memo: dict[str, Any] = {}  # results of multi-result operations, computed once per run
+    return lambda call: run_opaque(lowered.opaque, memo, call, lowered.device)
+
+
 def _run_fused_on_host(lowered: Lowered, args: list[Any]) -> list[torch.Tensor]:
     arrays = [to_numpy(args[position]) for position in lowered.input_positions]
-    memo: dict[str, Any] = {}
-    opaque = None
-    if lowered.opaque:
-        def opaque(call: Any) -> None:
-            run_opaque(lowered.opaque, memo, call, lowered.device)
-    fused = lowered.fusion.run(arrays, opaque=opaque)
+    fused = lowered.fusion.run(arrays, opaque=_opaque_callback(lowered))
     return [from_numpy(array, dtype) for array, dtype in zip(fused, lowered.output_dtypes)]
 
 
@@ -83,13 +86,10 @@ def _run_fused_on_cuda(lowered: Lowered, args: list[Any]) -> list[torch.Tensor]:
     ]
     size = fusion.workspace_size
     workspace = torch.empty(size, dtype=torch.uint8, device=device) if size > 0 else None
-    memo: dict[str, Any] = {}
-    opaque = None
-    if lowered.opaque:
-        def opaque(call: Any) -> None:
-            run_opaque(lowered.opaque, memo, call, device)
     with torch.cuda.device(device):
-        fusion.run(inputs, outputs=outputs, workspace=workspace, stream=stream.cuda_stream, opaque=opaque)
+        fusion.run(
+            inputs, outputs=outputs, workspace=workspace, stream=stream.cuda_stream, opaque=_opaque_callback(lowered)
+        )
     return outputs
 
 
