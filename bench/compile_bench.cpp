@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <system_error>
@@ -11,9 +12,13 @@
 #include "codegen/emit.hpp"
 #include "codegen/prelude.hpp"
 #include "common/canonical_graphs.hpp"
+#include "ir/builder.hpp"
 #include "ir/verify.hpp"
 #include "jit/kernel_cache.hpp"
 #include "markdown.hpp"
+#include "plan/arch.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/kernel_spec.hpp"
 #include "plan/plan.hpp"
 #include "timing.hpp"
 
@@ -139,6 +144,107 @@ std::string int_text(int64_t value) {
   return std::to_string(value);
 }
 
+// An elementwise chain of `ops` operations over one [1024, 1024] f32 input: a subtraction
+// and a multiplication by constants, and with `tanh` a tanh after each pair (libdevice's
+// tanhf is branchy code that NVRTC takes longer over).
+Graph elementwise_chain(int ops, bool tanh) {
+  Graph g;
+  const Dims dims = {1024, 1024};
+  ValueId y = build_input(g, "x", DType::kF32, dims);
+  for (int i = 0; i < ops; ++i) {
+    const int step = i % (tanh ? 3 : 2);
+    if (step == 2) {
+      y = build_unary(g, OpKind::kTanh, y);
+      continue;
+    }
+    const ValueId c = build_broadcast(g, build_constant_f64(g, DType::kF32, step ? 1.0001 : 0.25), dims);
+    y = build_binary(g, step ? OpKind::kMul : OpKind::kSub, y, c);
+  }
+  build_output(g, "y", y);
+  return g;
+}
+
+// The whole graph as one kernel, whatever its size: how the compile of one kernel grows.
+PlannedKernel whole_graph_kernel(const Graph& graph) {
+  PlanInputs in = make_plan_inputs(graph, FusionPolicy::kStitch, *arch_params(90));
+  in.code_budget = std::numeric_limits<double>::infinity();
+  std::vector<ValueId> members;
+  for (size_t v = 0; v < graph.size(); ++v) {
+    if (is_fusable(in, static_cast<ValueId>(v))) members.push_back(static_cast<ValueId>(v));
+  }
+  PlannedKernel k;
+  k.name = "fst_k0";
+  Rejection why;
+  if (!analyze_kernel(in, members, &k.spec, &why)) throw std::runtime_error("one kernel: " + why.reason);
+  for (ValueId v : k.spec.loaded) k.params.push_back({ParamKind::kInput, 0, v, false});
+  for (ValueId v : k.spec.stored) k.params.push_back({ParamKind::kOutput, 0, v, true});
+  return k;
+}
+
+double median_cold_compile(const std::vector<jit::CompileRequest>& requests, int runs,
+                           std::vector<jit::ModulePtr>* modules) {
+  std::vector<double> cold;
+  for (int run = 0; run < runs; ++run) {
+    jit::KernelCache cache(jit::KernelCacheOptions{});
+    cold.push_back(seconds_of([&] { *modules = cache.compile_all(requests); }));
+  }
+  return median(cold);
+}
+
+// NVRTC compile time against kernel size: kernels are limited by their estimated code
+// (plan/cost_model.hpp code_instructions, PlanInputs::code_budget), not by a number of
+// operations. Each chain compiled as one kernel shows how compile time grows with the
+// estimate; the planned columns show what the budget makes of it.
+void write_kernel_size_section(std::ostream& out, const BenchConfig& config, Findings& findings) {
+  const double budget = PlanInputs{}.code_budget;
+  out << "### Compile time against kernel size\n\n"
+      << "Elementwise chains over one [1024, 1024] f32 input for sm_90, cold compiles, median of "
+      << config.compile_runs << ": first as one kernel whatever its size (code: the planner's "
+      << "estimate of the kernel's instructions, copies per lane included), then as planned, "
+      << "where kernels hold at most " << static_cast<int64_t>(budget) << " of code.\n\n";
+  MarkdownTable table({{"chain", false},
+                       {"operations"},
+                       {"code"},
+                       {"source KiB"},
+                       {"one kernel ms"},
+                       {"registers"},
+                       {"planned kernels"},
+                       {"planned ms"}});
+  std::vector<int> sizes = {64, 256, 1024};
+  if (!config.quick) sizes.push_back(4096);
+  for (bool tanh : {false, true}) {
+    for (int ops : sizes) {
+      const std::string chain = tanh ? "sub, mul, tanh" : "sub, mul";
+      progress("compiling a chain of " + std::to_string(ops) + " operations (" + chain + ")");
+      try {
+        const Graph graph = elementwise_chain(ops, tanh);
+        FusionPlan one;
+        one.options.target_sm = 90;
+        one.kernels.push_back(whole_graph_kernel(graph));
+        const std::vector<jit::CompileRequest> requests = plan_requests(graph, one);
+        std::vector<jit::ModulePtr> modules;
+        const double one_ms = median_cold_compile(requests, config.compile_runs, &modules) * 1e3;
+        const jit::FunctionResources* f = jit::find_function(modules[0]->resources, "fst_k0");
+        FusionOptions options;
+        options.target_sm = 90;
+        const FusionPlan plan = plan_fusion(graph, options);
+        const double planned_ms =
+            median_cold_compile(plan_requests(graph, plan), config.compile_runs, &modules) * 1e3;
+        table.add_row({chain, std::to_string(ops),
+                       std::to_string(static_cast<int64_t>(code_instructions(graph, one.kernels[0].spec))),
+                       fixed(static_cast<double>(requests[0].source.size()) / 1024.0, 1), fixed(one_ms, 1),
+                       f ? std::to_string(f->registers) : "not reported", std::to_string(plan.kernels.size()),
+                       fixed(planned_ms, 1)});
+      } catch (const std::exception& e) {
+        table.add_row({chain, std::to_string(ops), "error"});
+        findings.add("chain of " + std::to_string(ops) +
+                     " operations: compile measurement failed: " + e.what());
+      }
+    }
+  }
+  out << table.render() << "\n";
+}
+
 }  // namespace
 
 void write_compile_sections(std::ostream& out, const BenchConfig& config, const MachineInfo& machine,
@@ -242,6 +348,7 @@ void write_compile_sections(std::ostream& out, const BenchConfig& config, const 
     }
   }
   out << timing.render() << "\n";
+  write_kernel_size_section(out, config, findings);
   out << "## 3. Registers and spills of the stitch kernels\n\n" << resources.render() << "\n";
 }
 

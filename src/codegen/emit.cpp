@@ -335,6 +335,7 @@ class KernelEmitter {
     if (memo != scope_.end()) return memo->second;
     std::string result;
     if (inlined_.count(v)) {
+      request_operands_first(v, idx);
       result = compute(v, idx);
     } else if (!is_member(v)) {
       auto p = load_ptr_.find(v);
@@ -392,6 +393,7 @@ class KernelEmitter {
       return r->second;
     } else {
       if (cached_.count(v) && idx == kElement && cache_ready_.count(v)) return cache_slot(v);
+      request_operands_first(v, idx);
       result = compute(v, idx);
       if (cached_.count(v) && idx == kElement) {
         line(cache_slot(v) + " = " + result + ";");
@@ -400,6 +402,77 @@ class KernelEmitter {
     }
     scope_[key] = result;
     return result;
+  }
+
+  // ---- emission depth -----------------------------------------------------------------
+  // compute(v, idx) asks for its operands through value_at, which computes them the same way:
+  // a chain of n operations would recurse n deep and overflow the stack on long chains. This
+  // requests v's operand closure first, bottom-up with an explicit stack, in the order the
+  // recursion would (operands left to right, each before its consumer): compute then finds
+  // every operand in scope_, emission stays a few frames deep, and the text is unchanged.
+  // Pad, concat and take read their operands inside branches: the walk stops at them.
+  struct OperandRequest {
+    ValueId value;
+    std::string index;
+  };
+
+  // The operands compute(v, idx) requests at the same scope, in its order.
+  std::vector<OperandRequest> direct_requests(ValueId v, const std::string& idx) {
+    const Node& n = g_.node(v);
+    std::vector<OperandRequest> requests;
+    switch (op_family(n.op)) {
+      case OpFamily::kUnary:
+      case OpFamily::kBinary:
+      case OpFamily::kSelect:
+      case OpFamily::kBroadcast:
+      case OpFamily::kReshape:
+      case OpFamily::kPermute:
+      case OpFamily::kSlice:
+        for (ValueId o : n.operands) requests.push_back({o, operand_index(v, idx, o)});
+        break;
+      case OpFamily::kCast:
+        requests.push_back({n.operands[0], idx});
+        break;
+      default:
+        break;
+    }
+    return requests;
+  }
+
+  // Whether value_at(v, idx) would call compute: not a constant, a load, a ready row value, a
+  // kept cache entry or a value already in scope.
+  bool computes_here(ValueId v, const std::string& idx) const {
+    if (g_.node(v).op == OpKind::kConstant || scope_.count(std::make_pair(v, idx))) return false;
+    if (inlined_.count(v)) return true;
+    if (!is_member(v)) return false;
+    if (s_.role(v) == ValueRole::kRow && !s_.pure(v)) return false;
+    return !(cached_.count(v) && idx == kElement && cache_ready_.count(v));
+  }
+
+  void request_operands_first(ValueId v, const std::string& idx) {
+    struct Frame {
+      OperandRequest request;
+      std::vector<OperandRequest> operands;
+      size_t next = 0;
+    };
+    std::vector<Frame> stack;
+    stack.push_back({{v, idx}, direct_requests(v, idx)});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next == top.operands.size()) {
+        const OperandRequest done = std::move(top.request);
+        stack.pop_back();
+        if (!stack.empty()) value_at(done.value, done.index);  // its operands are in scope
+        continue;
+      }
+      OperandRequest o = top.operands[top.next++];
+      if (computes_here(o.value, o.index)) {
+        std::vector<OperandRequest> operands = direct_requests(o.value, o.index);
+        stack.push_back({std::move(o), std::move(operands)});
+      } else {
+        value_at(o.value, o.index);
+      }
+    }
   }
 
   // Where a cached element value lives for the current element: a register array indexed by

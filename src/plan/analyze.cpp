@@ -334,11 +334,10 @@ bool is_fusable(const PlanInputs& in, ValueId id) {
   return op != OpKind::kInput && op != OpKind::kConstant && op != OpKind::kTensor && op != OpKind::kOpaque;
 }
 
-bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out,
-                    std::string* why_not) {
+bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, Rejection* why_not) {
   const Graph& g = *in.graph;
-  auto reject = [&](const std::string& why) {
-    if (why_not) *why_not = why;
+  auto reject = [&](const std::string& why, RejectionKind kind = RejectionKind::kStructure) {
+    if (why_not) *why_not = {kind, why};
     return false;
   };
   std::sort(members.begin(), members.end());
@@ -514,11 +513,27 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       return reject("%" + std::to_string(v) + " views the buffer of member %" + std::to_string(root));
   }
 
+  // Every pointer the kernel takes must fit the parameter space: one per loaded value, one
+  // per output or workspace slot a stored value goes to, and a split's two scratch buffers.
+  uint64_t pointers = spec.loaded.size() + 2;
+  for (ValueId v : spec.stored) {
+    pointers +=
+        uint64_t{in.output_count[static_cast<size_t>(v)]} + in.view_output_count[static_cast<size_t>(v)] + 1;
+  }
+  if (pointers * sizeof(void*) > static_cast<uint64_t>(in.arch.kernel_param_bytes)) {
+    return reject("resources: " + std::to_string(spec.loaded.size()) + " inputs and " +
+                      std::to_string(spec.stored.size()) + " results need up to " +
+                      std::to_string(pointers * sizeof(void*)) + " bytes of kernel parameters, over the " +
+                      std::to_string(in.arch.kernel_param_bytes) + " a launch takes",
+                  RejectionKind::kResource);
+  }
+
   // Passes over each row: reductions of level L accumulate in pass L-1; stored element
   // values are written in the last pass. Element values needed by several passes are kept in
   // registers or shared memory when they fit, else recomputed from global memory.
   const int final_pass = spec.phases;
-  if (final_pass > 62) return reject("more than 62 chained reductions in one kernel");
+  if (final_pass > 62)
+    return reject("resources: more than 62 chained reductions in one kernel", RejectionKind::kResource);
   // Passes as bit sets: bit p set when the value is needed in pass p.
   // `masks` receives, parallel to `cached`, the passes in which each cached value is needed.
   std::vector<uint64_t> masks;
@@ -758,9 +773,15 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   int best_vector = 0;
   uint64_t best_bytes = std::numeric_limits<uint64_t>::max();
   size_t last_applied = mappings.size();
+  double smallest_code_over = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < mappings.size(); ++i) {
     if (!apply(mappings[i])) continue;
     last_applied = i;
+    const double code = code_instructions(g, spec);
+    if (code > in.code_budget) {
+      smallest_code_over = std::min(smallest_code_over, code);
+      continue;
+    }
     // Estimates within the model's resolution are a tie, broken for fewer bytes moved (a
     // launch-bound kernel cannot tell one read of its rows from two, a larger one can), then
     // for the wider accesses: once bandwidth saturates the memory time cannot tell 8-byte
@@ -779,9 +800,18 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       best_bytes = bytes;
     }
   }
+  if (best == mappings.size() && smallest_code_over < std::numeric_limits<double>::infinity()) {
+    return reject("resources: about " + std::to_string(static_cast<int64_t>(smallest_code_over)) +
+                      " instructions of code, over the " +
+                      std::to_string(static_cast<int64_t>(in.code_budget)) +
+                      " a kernel may hold for its compile time",
+                  RejectionKind::kResource);
+  }
   if (best == mappings.size()) {
     return reject(
-        "no schedule fits the device: every mapping needs more registers or shared memory than an SM has");
+        "resources: no schedule fits the device, every mapping needs more registers or shared memory "
+        "than an SM has",
+        RejectionKind::kResource);
   }
   if (best != last_applied) apply(mappings[best]);
   return true;

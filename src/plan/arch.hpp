@@ -39,6 +39,9 @@ struct ArchParams {
   // One barrier.cluster round (arrive and wait) of a thread-block cluster, in hardware.
   double cluster_barrier_seconds = 0;
   int max_cluster_blocks = 0;  // blocks of a portable thread-block cluster; 0: no clusters
+  // Bytes of kernel parameters a launch takes on every supported driver (newer drivers allow
+  // 32764 on sm_70 and later; the classic 4 KiB holds everywhere).
+  int kernel_param_bytes = 4096;
 };
 
 // Parameters for a supported target (80: A100 SXM, 90: H100 SXM), nothing otherwise.

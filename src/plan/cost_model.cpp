@@ -360,6 +360,23 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
   return k;
 }
 
+double code_instructions(const Graph& g, const KernelSpec& s) {
+  double body = 0;
+  for (ValueId v : s.members)
+    body += op_family(g.node(v).op) == OpFamily::kReduce ? 2 : op_instructions(g, s, v);
+  for (ValueId v : s.inlined) body += op_instructions(g, s, v);
+  const int64_t lanes = std::max(1, s.vector_width);
+  double copies = static_cast<double>(lanes);
+  if (!s.reduced_axes.empty() && s.schedule != ScheduleKind::kColumnTile) {
+    // A register row cache is indexed by the step, so its loops unroll fully.
+    const int64_t steps = s.cache == RowCache::kRegisters && !s.cached.empty()
+                              ? ceil_div(std::max<int64_t>(1, s.elems_per_thread), lanes)
+                              : 1;
+    copies *= static_cast<double>(s.phases + 1) * static_cast<double>(steps);
+  }
+  return body * copies;
+}
+
 int64_t work_units(const Graph& g, const KernelSpec& s) {
   (void)g;
   if (s.schedule == ScheduleKind::kColumnTile) return std::max<int64_t>(1, s.column.tiles * s.column.split);

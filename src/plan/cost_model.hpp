@@ -48,6 +48,12 @@ double bytes_in_flight_per_thread(const Graph& graph, const KernelSpec& spec);
 // reduction combines included.
 double instructions_per_element(const Graph& graph, const KernelSpec& spec);
 
+// Estimated instructions of the kernel's code (not of a thread's run): each operation's
+// instructions times the copies the emitter writes of it, one per lane of a vector step and,
+// in a row kernel, one per pass and per unrolled step. NVRTC's compile time grows faster than
+// linearly in it (bench report, "Compile time against kernel size").
+double code_instructions(const Graph& graph, const KernelSpec& spec);
+
 // Work units a grid-stride kernel hands out (rows per block, vector steps per block), the
 // granule of its tail.
 int64_t work_units(const Graph& graph, const KernelSpec& spec);

@@ -51,7 +51,7 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
   auto try_merge = [&](size_t a, size_t b, bool check_cycle) {
     std::vector<ValueId> joined = merge_sorted(kernels[a], kernels[b]);
     KernelSpec sj;
-    if (joined.size() > in.max_kernel_ops || !analyze_kernel(in, joined, &sj, nullptr)) return false;
+    if (!analyze_kernel(in, joined, &sj, nullptr)) return false;
     if (sj.est_seconds >= specs[a].est_seconds + specs[b].est_seconds) return false;
     if (check_cycle) {
       // Check the joined kernel with its members unassigned (restored right after).
@@ -230,7 +230,7 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
     alone[i] = spec.est_seconds;
   }
   auto score_of = [&](const std::vector<ValueId>& members, double* out) {
-    if (members.size() > in.max_kernel_ops) return false;
+    if (members.size() > in.max_candidate_ops) return false;
     if (!analyze_kernel(in, members, &spec, nullptr)) return false;
     if (members.size() > 1 &&
         creates_cycle(in, members, no_kernels, empty_kernels, no_spans, kCandidateSearch))

@@ -199,7 +199,14 @@ struct PlanInputs {
   // the value whose buffer it reads; -1 for every other value.
   std::vector<ValueId> view_root;
   std::vector<uint32_t> view_output_count;  // per root: how many outputs are free views of it
-  size_t max_kernel_ops = 64;
+  // Bounds the operations of one candidate of the fusion search (plan/explore.hpp), whose
+  // cost grows with candidate size; kernels themselves grow past it when candidates merge, up
+  // to what the resource checks of analyze_kernel allow.
+  size_t max_candidate_ops = 64;
+  // The code_instructions (plan/cost_model.hpp) one kernel may hold. NVRTC's compile time
+  // grows about quadratically in them: kernels of this size compiled in 3 to 4 s on the
+  // benchmark machine, and a larger one splits, its boundaries naming the resource.
+  double code_budget = 16384;
 };
 
 PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchParams& arch);
@@ -208,11 +215,18 @@ PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchP
 // that read their root's buffer.
 bool is_fusable(const PlanInputs& in, ValueId id);
 
+// Why a member set cannot be one kernel: its structure (domains, roles, policy), or a
+// resource of the device (parameter space, registers, shared memory, passes).
+enum class RejectionKind { kStructure, kResource };
+struct Rejection {
+  RejectionKind kind = RejectionKind::kStructure;
+  std::string reason;
+};
+
 // Analyzes a candidate member set (any order) into *out (whose contents are replaced, and
 // unspecified after a false return). Returns false with a reason when the set cannot be one
 // kernel under the policy.
-bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out,
-                    std::string* why_not);
+bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, Rejection* why_not);
 
 // total + bytes x times: global-memory traffic, summed over many values and passes, so
 // checked; throws Error(kOutOfMemory) past 2^64 bytes.

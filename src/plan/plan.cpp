@@ -317,8 +317,8 @@ const char* boundary_cause_name(BoundaryCause cause) {
       return "policy";
     case BoundaryCause::kCannotFuse:
       return "cannot fuse";
-    case BoundaryCause::kSizeLimit:
-      return "size limit";
+    case BoundaryCause::kResource:
+      return "resources";
     case BoundaryCause::kCycle:
       return "cycle";
     case BoundaryCause::kCost:
@@ -352,9 +352,9 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   std::vector<KernelSpec> specs;
   for (auto& members : groups) {
     KernelSpec spec;
-    std::string why;
+    Rejection why;
     if (!analyze_kernel(in, members, &spec, &why))
-      fail(StatusCode::kInternal, "planned kernel is invalid: " + why);
+      fail(StatusCode::kInternal, "planned kernel is invalid: " + why.reason);
     specs.push_back(std::move(spec));
   }
   std::vector<bool> copied(graph.size(), false);
@@ -582,7 +582,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       joined.insert(joined.end(), second.members.begin(), second.members.end());
       std::sort(joined.begin(), joined.end());
       KernelSpec together;
-      std::string why;
+      Rejection why;
       if (options.policy == FusionPolicy::kNone) {
         b.cause = BoundaryCause::kPolicy;
         b.reason = "policy none: one kernel per operation";
@@ -592,11 +592,10 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
                    " through " + steps.step_text(*through) +
                    ", so one kernel would both feed and wait for it";
       } else if (!analyze_kernel(in, joined, &together, &why)) {
-        b.reason = "cannot fuse: " + why;
-      } else if (joined.size() > in.max_kernel_ops) {
-        b.cause = BoundaryCause::kSizeLimit;
-        b.reason = "size limit: together " + std::to_string(joined.size()) +
-                   " operations, over the planner's " + std::to_string(in.max_kernel_ops);
+        // A resource rejection's reason begins with "resources: ".
+        const bool resource = why.kind == RejectionKind::kResource;
+        b.cause = resource ? BoundaryCause::kResource : BoundaryCause::kCannotFuse;
+        b.reason = resource ? why.reason : "cannot fuse: " + why.reason;
       } else {
         const double apart = first.est_seconds + second.est_seconds;
         const std::string numbers = seconds_text(together.est_seconds) + " fused against " +

@@ -93,8 +93,8 @@ struct OpaqueStep {
 // Why two kernels that a value crosses between were not fused: one cause each.
 enum class BoundaryCause {
   kPolicy,      // policy none: one kernel per operation
-  kCannotFuse,  // the two cannot form one kernel (shapes, reductions, resources: the reason says which)
-  kSizeLimit,   // the joined kernel would exceed the planner's operation limit
+  kCannotFuse,  // the two cannot form one kernel (shapes, reductions, roles: the reason says which)
+  kResource,    // one kernel would need more of a device resource than it has
   kCycle,       // a path from the producer to the consumer passes through another step
   kCost,        // the cost model estimates the two kernels faster than the joined one
   kSearch,      // the joined kernel is estimated faster, but the planner's search did not form it

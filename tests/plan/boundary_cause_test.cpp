@@ -61,17 +61,21 @@ TEST(BoundaryCause, ACostDecisionShowsTheEstimates) {
   EXPECT_FALSE(with_cause(p, BoundaryCause::kCost).empty()) << dump_plan(g, p);
 }
 
-TEST(BoundaryCause, AChainLongerThanTheLimitNamesTheLimit) {
+// A sum of more inputs than one launch can take pointers for: the kernels split where the
+// parameter space runs out, and each boundary says so with the byte counts.
+TEST(BoundaryCause, TooManyInputsForOneLaunchIsAResourceLimit) {
   Graph g;
-  ValueId y = build_input(g, "x", DType::kF32, {256, 256});
-  for (int i = 0; i < 100; ++i) y = build_unary(g, i % 2 ? OpKind::kExp : OpKind::kNeg, y);
+  ValueId y = build_input(g, "x0", DType::kF32, {32, 32});
+  for (int i = 1; i < 700; ++i)
+    y = build_binary(g, OpKind::kAdd, y, build_input(g, "x" + std::to_string(i), DType::kF32, {32, 32}));
   build_output(g, "y", y);
   const FusionPlan p = plan(g);
   ASSERT_GT(p.kernels.size(), 1u);
-  for (const Boundary& b : p.boundaries) {
-    EXPECT_EQ(b.cause, BoundaryCause::kSizeLimit) << b.reason;
-    EXPECT_NE(b.reason.find("over the planner's 64"), std::string::npos) << b.reason;
-  }
+  const std::vector<Boundary> limits = with_cause(p, BoundaryCause::kResource);
+  ASSERT_FALSE(limits.empty()) << dump_plan(g, p);
+  for (const Boundary& b : limits)
+    EXPECT_NE(b.reason.find("bytes of kernel parameters, over the 4096"), std::string::npos) << b.reason;
+  for (const PlannedKernel& k : p.kernels) EXPECT_LE(k.params.size() * sizeof(void*), 4096u);
 }
 
 // Row statistics and a column sum of the same product (a norm's backward): different

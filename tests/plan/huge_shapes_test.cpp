@@ -90,8 +90,8 @@ TEST(HugeShapes, ElementsPerThreadBeyondTwoTo32AreNotTruncated) {
   const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
   PlannedKernel k;
   k.name = "fst_k0";
-  std::string why;
-  ASSERT_TRUE(analyze_kernel(in, {m, g.node(d).operands[1], d, e, sum}, &k.spec, &why)) << why;
+  Rejection why;
+  ASSERT_TRUE(analyze_kernel(in, {m, g.node(d).operands[1], d, e, sum}, &k.spec, &why)) << why.reason;
   for (ValueId v : k.spec.loaded) k.params.push_back({ParamKind::kInput, 0, v, false});
   for (ValueId v : k.spec.stored) k.params.push_back({ParamKind::kOutput, 0, v, true});
   const KernelSpec& s = k.spec;
