@@ -417,6 +417,24 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     return false;
   };
 
+  // A reshape keeps each element's flat index, and so does an elementwise operation on what
+  // it gives: such a value of the domain's element count, computed from element values, is
+  // read and written at the element's flat index like a value of the domain's dims
+  // (GroupNorm: statistics over [N, G, C/G x HW], the affine over [N, C, HW]). Rows must be
+  // contiguous, where the flat index is row x cols + c.
+  auto flat_element = [&](const Node& n) {
+    if (!has_reduction || !spec.contiguous_rows || element_count(n.dims) != element_count(spec.domain))
+      return false;
+    if (!is_elementwise(n.op) && n.op != OpKind::kReshape) return false;
+    for (ValueId op : n.operands) {
+      const int k = index(op);
+      if (k >= 0 && !spec.pures[static_cast<size_t>(k)] &&
+          spec.roles[static_cast<size_t>(k)] == ValueRole::kElement)
+        return true;
+    }
+    return false;
+  };
+
   // Roles, purity, levels; then every internal edge must be one the schedule can carry.
   for (ValueId v : members) {
     const Node& n = g.node(v);
@@ -425,7 +443,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     if (reduce) {
       role = ValueRole::kRow;
     } else if (n.dims == spec.domain ||
-               (!has_reduction && element_count(n.dims) == element_count(spec.domain))) {
+               (!has_reduction && element_count(n.dims) == element_count(spec.domain)) || flat_element(n)) {
       role = ValueRole::kElement;
     } else if (has_reduction &&
                (n.dims == row_dims || is_aligned_row_shape(n.dims, spec.domain, spec.reduced_axes))) {
