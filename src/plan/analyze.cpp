@@ -61,6 +61,10 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.column = ColumnTiling{};
   s.column_partial_offsets.clear();
   s.split = RowSplit{};
+  s.column_total_shared_bytes = 0;
+  s.column_total_offsets.clear();
+  s.column_total_partial_bytes = 0;
+  s.column_total_group = s.column_total_groups = 1;
   s.grid_multiple = 1;
   s.row_alignment = RowVectorAlignment::kRowStart;
   s.gelu = GeluEvaluation::kPolynomial;
@@ -82,6 +86,7 @@ void reset(KernelSpec& s) {
   s.stored.clear();
   s.loaded.clear();
   s.inlined.clear();
+  s.column_totals.clear();
   s.schedule = ScheduleKind::kElementwise;
   s.threads_per_row = 1;
   s.block_threads = 256;
@@ -183,6 +188,10 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
   return true;
 }
 
+bool KernelSpec::is_column_total(ValueId v) const {
+  return std::binary_search(column_totals.begin(), column_totals.end(), v);
+}
+
 int KernelSpec::index_of(ValueId v) const {
   auto it = std::lower_bound(members.begin(), members.end(), v);
   return it != members.end() && *it == v ? static_cast<int>(it - members.begin()) : -1;
@@ -208,6 +217,8 @@ const char* value_role_name(ValueRole r) {
       return "row";
     case ValueRole::kIndexed:
       return "indexed";
+    case ValueRole::kColumnTotal:
+      return "column total";
   }
   return "?";
 }
@@ -334,6 +345,51 @@ bool is_fusable(const PlanInputs& in, ValueId id) {
   return op != OpKind::kInput && op != OpKind::kConstant && op != OpKind::kTensor && op != OpKind::kOpaque;
 }
 
+namespace {
+
+// Column totals keep one running sum per row slot of the block and column in shared memory:
+// they must fit beside what the schedule already declares, under the static limit.
+bool fit_column_totals(const Graph& g, KernelSpec& spec) {
+  if (spec.cache == RowCache::kShared) return false;  // the row cache takes the shared memory
+  const int64_t slots = spec.block_threads / std::max(1, spec.threads_per_row);
+  uint64_t bytes = 0;
+  for (ValueId v : spec.column_totals) {
+    const Node& n = g.node(v);
+    bytes +=
+        accumulator_bytes(n.op, n.dtype) * static_cast<uint64_t>(slots) * static_cast<uint64_t>(spec.cols);
+    if (bytes > kStaticSharedLimit / 2) return false;
+  }
+  spec.column_total_shared_bytes = static_cast<size_t>(bytes);
+  return true;
+}
+
+// Each total's partials: one accumulator per block and column, then one per group and
+// column, in a 16-byte aligned region. Groups of about the square root of the grid: each of
+// the two combining steps then reads about as few partials as the other.
+void place_column_total_partials(const Graph& g, KernelSpec& spec) {
+  const int64_t grid = std::max<int64_t>(1, spec.grid_blocks);
+  int64_t group = 1;
+  while (group * group < grid) ++group;
+  spec.column_total_group = group;
+  spec.column_total_groups = (grid + group - 1) / group;
+  spec.column_total_offsets.clear();
+  uint64_t offset = 0;
+  for (ValueId v : spec.column_totals) {
+    const Node& n = g.node(v);
+    spec.column_total_offsets.push_back(offset);
+    const uint64_t bytes = accumulator_bytes(n.op, n.dtype) *
+                           static_cast<uint64_t>(grid + spec.column_total_groups) *
+                           static_cast<uint64_t>(spec.cols);
+    offset += (bytes + 15) / 16 * 16;
+  }
+  spec.column_total_partial_bytes = offset;
+  // The partials are placed for this grid, and each block's sums depend on the rows it
+  // took: the launch keeps the planned grid, so results are the same in every run.
+  spec.grid_policy = GridPolicy::kFixed;
+}
+
+}  // namespace
+
 bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, Rejection* why_not) {
   const Graph& g = *in.graph;
   auto reject = [&](const std::string& why, RejectionKind kind = RejectionKind::kStructure) {
@@ -362,18 +418,40 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     if (leaves) spec.stored.push_back(v);
   }
 
-  // The domain: the reductions' operand shape and axes, or the stored values' shape.
+  // The domain: the reductions' operand shape and axes, or the stored values' shape. Where
+  // reductions over the same shape disagree, the row reductions are those whose axes end at
+  // the last axis (rows are then contiguous), and one over exactly the other axes is a
+  // column total, accumulated across the rows.
   bool has_reduction = false;
-  for (ValueId v : members) {
-    const Node& n = g.node(v);
-    if (op_family(n.op) != OpFamily::kReduce) continue;
-    const Dims& operand_dims = g.node(n.operands[0]).dims;
-    if (!has_reduction) {
-      spec.domain = operand_dims;
-      spec.reduced_axes = n.axes;
+  {
+    ValueId row_reduction = -1;
+    for (ValueId v : members) {
+      const Node& n = g.node(v);
+      if (op_family(n.op) != OpFamily::kReduce) continue;
+      const int64_t last = static_cast<int64_t>(g.node(n.operands[0]).dims.size()) - 1;
+      if (row_reduction < 0 || (n.axes.back() == last && g.node(row_reduction).axes.back() != last))
+        row_reduction = v;
+    }
+    if (row_reduction >= 0) {
+      spec.domain = g.node(g.node(row_reduction).operands[0]).dims;
+      spec.reduced_axes = g.node(row_reduction).axes;
       has_reduction = true;
-    } else if (operand_dims != spec.domain || n.axes != spec.reduced_axes) {
-      return reject("reductions over different domains or axes");
+      const int64_t rank = static_cast<int64_t>(spec.domain.size());
+      std::vector<int64_t> kept_axes;
+      for (int64_t a = 0; a < rank; ++a) {
+        if (!std::binary_search(spec.reduced_axes.begin(), spec.reduced_axes.end(), a))
+          kept_axes.push_back(a);
+      }
+      const bool rows_contiguous = spec.reduced_axes.back() == rank - 1;
+      for (ValueId v : members) {
+        const Node& n = g.node(v);
+        if (op_family(n.op) != OpFamily::kReduce) continue;
+        const bool same_domain = g.node(n.operands[0]).dims == spec.domain;
+        if (same_domain && n.axes == spec.reduced_axes) continue;
+        if (!same_domain || n.axes != kept_axes || !rows_contiguous || kept_axes.empty())
+          return reject("reductions over different domains or axes");
+        spec.column_totals.push_back(v);
+      }
     }
   }
   if (!has_reduction) {
@@ -439,8 +517,11 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   for (ValueId v : members) {
     const Node& n = g.node(v);
     const bool reduce = op_family(n.op) == OpFamily::kReduce;
+    const bool column_total = reduce && spec.is_column_total(v);
     ValueRole role;
-    if (reduce) {
+    if (column_total) {
+      role = ValueRole::kColumnTotal;
+    } else if (reduce) {
       role = ValueRole::kRow;
     } else if (n.dims == spec.domain ||
                (!has_reduction && element_count(n.dims) == element_count(spec.domain)) || flat_element(n)) {
@@ -459,7 +540,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       pure = pure && spec.pures[static_cast<size_t>(k)];
       level = std::max(level, spec.levels[static_cast<size_t>(k)]);
     }
-    if (reduce) level += 1;
+    if (reduce && !column_total) level += 1;  // a column total accumulates in the last pass
     spec.roles.push_back(role);
     spec.pures.push_back(pure ? 1 : 0);
     spec.levels.push_back(level);
@@ -490,6 +571,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         return reject("%" + std::to_string(op) + " (" + value_role_name(from) + ") cannot feed %" +
                       std::to_string(v) + " (" + op_name(n.op) + ", " + value_role_name(role) +
                       ") in one kernel");
+      }
+    }
+    if (column_total) {
+      for (ValueId u : in.users[static_cast<size_t>(v)]) {
+        if (member(u))
+          return reject("column total %" + std::to_string(v) + " feeds %" + std::to_string(u) +
+                        ": it is complete only at the kernel's end");
       }
     }
     if (in.policy == FusionPolicy::kLoop && reduce) {
@@ -562,6 +650,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     auto contribute = [&](ValueId user) -> uint64_t {
       const int k = index(user);
       const Node& u = g.node(user);
+      if (spec.roles[static_cast<size_t>(k)] == ValueRole::kColumnTotal) return uint64_t{1} << final_pass;
       if (op_family(u.op) == OpFamily::kReduce)
         return uint64_t{1} << (spec.levels[static_cast<size_t>(k)] - 1);
       if (spec.roles[static_cast<size_t>(k)] == ValueRole::kElement &&
@@ -718,6 +807,11 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   auto apply = [&](const Mapping& m) {
     reset_cache_and_tiling(spec);
     spec.bytes_written = written;
+    // Column totals run in the row loops of a whole-row schedule: a column's running sum
+    // belongs to the threads that own the column in every row.
+    if (!spec.column_totals.empty() &&
+        (m.schedule == ScheduleKind::kColumnTile || m.schedule == ScheduleKind::kSplitRow))
+      return false;
     if (m.schedule == ScheduleKind::kColumnTile) {
       spec.vector_width = 1;
       if (!fit_column_tile(in, spec)) return false;
@@ -775,7 +869,14 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     }
     spec.prefetch = m.prefetch;
     if (spec.prefetch == RowPrefetch::kNextRow && !row_prefetch_applies(spec)) return false;
+    if (!spec.column_totals.empty() && !fit_column_totals(g, spec)) return false;
     choose_gelu_evaluation(in, spec);  // sizes the grid
+    if (!spec.column_totals.empty()) {
+      place_column_total_partials(g, spec);
+      // Each block writes its partials once; the last block reads them all.
+      spec.bytes_read = add_traffic(spec.bytes_read, spec.column_total_partial_bytes);
+      spec.bytes_written = add_traffic(spec.bytes_written, spec.column_total_partial_bytes);
+    }
     if (spec.schedule == ScheduleKind::kSplitRow) {
       place_split_partials(g, spec);
       // Each partial is written once and read by every block of its group.

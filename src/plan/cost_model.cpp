@@ -254,10 +254,11 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
 size_t kernel_shared_bytes(const Graph& g, const KernelSpec& s) {
   const size_t table = s.gelu == GeluEvaluation::kBf16Table ? bf16_gelu_table_bytes() : 0;
   if (s.cache == RowCache::kShared) return s.shared_cache_bytes + table;
-  if (s.threads_per_row <= 32) return table;
-  size_t bytes = table;
+  if (s.threads_per_row <= 32) return table + s.column_total_shared_bytes;
+  size_t bytes = table + s.column_total_shared_bytes;
   for (ValueId v : s.members) {
-    if (op_family(g.node(v).op) == OpFamily::kReduce) bytes += 32 * (wide(g.node(v).dtype) ? 8 : 4);
+    if (op_family(g.node(v).op) == OpFamily::kReduce && !s.is_column_total(v))
+      bytes += 32 * (wide(g.node(v).dtype) ? 8 : 4);
   }
   return bytes;
 }
@@ -299,7 +300,8 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
   for (ValueId v : s.members) {
     const Node& n = g.node(v);
     if (op_family(n.op) == OpFamily::kReduce) {
-      k += (wide(n.dtype) ? 2 : 1);  // one combine per element
+      // One combine per element; a column total's running sum is in shared memory.
+      k += (wide(n.dtype) ? 2 : 1) + (s.is_column_total(v) ? 2 : 0);
       continue;
     }
     k += op_instructions(g, s, v) * static_cast<double>(element_count(n.dims)) / domain;
@@ -351,7 +353,8 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
   // Combining a row across its threads: shuffles, then shared memory across warps.
   if (!s.reduced_axes.empty() && s.threads_per_row > 1 && s.schedule != ScheduleKind::kColumnTile) {
     int reductions = 0;
-    for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
+    for (ValueId v : s.members)
+      reductions += op_family(g.node(v).op) == OpFamily::kReduce && !s.is_column_total(v) ? 1 : 0;
     const double T = s.threads_per_row;
     const double steps = std::log2(std::min(32.0, T));
     const double per_row = T * reductions * (3 * steps + (T > 32 ? 4 + T / 32 : 0));
@@ -487,7 +490,8 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
     // Two block barriers per reduction and row, and one more per row where shifted rows hand
     // the shared row cache's slots to other threads; other blocks on the SM hide part of them.
     int barriers = 0;
-    for (ValueId v : s.members) barriers += op_family(g.node(v).op) == OpFamily::kReduce ? 2 : 0;
+    for (ValueId v : s.members)
+      barriers += op_family(g.node(v).op) == OpFamily::kReduce && !s.is_column_total(v) ? 2 : 0;
     if (s.row_alignment == RowVectorAlignment::kShifted && s.cache == RowCache::kShared) ++barriers;
     const double rows_per_sm = static_cast<double>(s.rows) / static_cast<double>(a.sm_count);
     c.barrier_seconds = rows_per_sm * barriers * a.block_barrier_seconds / static_cast<double>(per_sm);
@@ -504,10 +508,22 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
         s.split.residency == GroupResidency::kCluster ? a.cluster_barrier_seconds : a.group_barrier_seconds;
     c.barrier_seconds += static_cast<double>(ceil_div(s.rows, groups)) * std::max(1, s.phases) * barrier;
   }
+  if (!s.column_totals.empty()) {
+    // The last block of a group sums the group's partials, then the last group's block sums
+    // the groups': each alone, at one SM's share of the bandwidth (the partials are fresh in
+    // L2, so twice the DRAM share), each after a fence and an atomic arrival (two of a group
+    // barrier's three L2 round trips).
+    const double sm_bandwidth = 2.0 * a.dram_bandwidth / std::max(1, a.sm_count);
+    const double per_row = static_cast<double>(s.column_total_partial_bytes) /
+                           static_cast<double>(std::max<int64_t>(1, grid + s.column_total_groups));
+    const double rows_read = static_cast<double>(s.column_total_group + s.column_total_groups);
+    c.barrier_seconds += rows_read * per_row / sm_bandwidth + 2 * a.group_barrier_seconds * 2.0 / 3.0;
+  }
   c.launch_seconds = a.launch_overhead_seconds;
   // A split column tile's counters are cleared before the launch: a memset on the stream.
   if ((s.schedule == ScheduleKind::kColumnTile && s.column.split > 1) ||
-      (s.schedule == ScheduleKind::kSplitRow && s.split.residency == GroupResidency::kCooperative))
+      (s.schedule == ScheduleKind::kSplitRow && s.split.residency == GroupResidency::kCooperative) ||
+      !s.column_totals.empty())
     c.launch_seconds += 0.5 * a.launch_overhead_seconds;
   // Memory and compute overlap, but not perfectly: a fifth of the smaller one shows.
   c.total_seconds = c.launch_seconds + std::max(c.memory_seconds, c.compute_seconds) +

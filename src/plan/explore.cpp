@@ -131,12 +131,11 @@ void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
         for (size_t j = i + 1; j < list.size(); ++j) {
           const size_t a = std::min(list[i], list[j]), b = std::max(list[i], list[j]);
           // Elementwise kernels share a flat domain of one element count; row kernels need
-          // the same domain and reduced axes.
+          // the same domain (reduced over the same axes, or over complementary ones: a
+          // column reduction joins a row kernel as a column total).
           const bool flat = specs[a].reduced_axes.empty() && specs[b].reduced_axes.empty() &&
                             element_count(specs[a].domain) == element_count(specs[b].domain);
-          if (!ok[a] || !ok[b] ||
-              (!flat &&
-               (specs[b].domain != specs[a].domain || specs[b].reduced_axes != specs[a].reduced_axes))) {
+          if (!ok[a] || !ok[b] || (!flat && specs[b].domain != specs[a].domain)) {
             continue;
           }
           if (try_merge(a, b, true)) changed = true;

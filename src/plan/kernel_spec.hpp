@@ -23,6 +23,10 @@ enum class ValueRole : uint8_t {
   kElement,  // one value per domain element (row r, col c)
   kRow,      // one value per row: reduction results and what is computed from them
   kIndexed,  // another shape; computed on demand at whatever index a consumer needs
+  // A reduction of an element value over the rows (every kept axis): one value per column,
+  // which each block accumulates over its rows and the last block to finish combines; it
+  // only leaves the kernel (a norm backward's dgamma beside its dx).
+  kColumnTotal,
 };
 const char* value_role_name(ValueRole r);
 
@@ -123,6 +127,7 @@ struct KernelSpec {
 
   int index_of(ValueId v) const;  // position in members, -1 for a non-member
   bool is_member(ValueId v) const { return index_of(v) >= 0; }
+  bool is_column_total(ValueId v) const;
   ValueRole role(ValueId v) const { return roles[static_cast<size_t>(index_of(v))]; }
   bool pure(ValueId v) const { return pures[static_cast<size_t>(index_of(v))] != 0; }
   int level(ValueId v) const { return levels[static_cast<size_t>(index_of(v))]; }
@@ -174,6 +179,20 @@ struct KernelSpec {
   std::vector<uint64_t> column_partial_offsets;
   // kSplitRow: the row's slices, groups and scratch.
   RowSplit split;
+  // Column totals (ValueRole::kColumnTotal), sorted; each block keeps their running sums
+  // per row slot and column in shared memory (column_total_shared_bytes) and writes them to
+  // its partials. Blocks come in groups of column_total_group: the last block of a group to
+  // arrive sums the group's partials in block order into the group's partial, and the last
+  // group to finish sums those in group order, so no block reads more than a group's worth
+  // and the bits do not depend on arrival. Per total, at column_total_offsets within the
+  // kernel's partials scratch: grid x cols block partials, then groups x cols group
+  // partials; the counters are one per group and one for the groups.
+  std::vector<ValueId> column_totals;
+  size_t column_total_shared_bytes = 0;
+  std::vector<uint64_t> column_total_offsets;
+  uint64_t column_total_partial_bytes = 0;
+  int64_t column_total_group = 1;
+  int64_t column_total_groups = 1;
 
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;

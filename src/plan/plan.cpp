@@ -75,16 +75,19 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
   // A split row in a cluster exchanges its partials in distributed shared memory instead.
   const bool split_rows =
       k.spec.schedule == ScheduleKind::kSplitRow && k.spec.split.residency == GroupResidency::kCooperative;
-  if (!split_columns && !split_rows) return;
+  const bool column_totals = !k.spec.column_totals.empty();
+  if (!split_columns && !split_rows && !column_totals) return;
   auto slot = [&](uint64_t bytes) {
     const size_t size =
         (static_cast<size_t>(bytes) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
     return append_workspace_slot(plan, size);
   };
-  const auto partial_bytes =
-      static_cast<size_t>(split_rows ? k.spec.split.partial_bytes : k.spec.column.partial_bytes);
-  const auto counter_bytes =
-      static_cast<size_t>(split_rows ? k.spec.split.counter_bytes : k.spec.column.counter_bytes);
+  const auto partial_bytes = static_cast<size_t>(column_totals ? k.spec.column_total_partial_bytes
+                                                 : split_rows  ? k.spec.split.partial_bytes
+                                                               : k.spec.column.partial_bytes);
+  const auto counter_bytes = static_cast<size_t>(column_totals ? 4 * (k.spec.column_total_groups + 1)
+                                                 : split_rows  ? k.spec.split.counter_bytes
+                                                               : k.spec.column.counter_bytes);
   KernelParam partials{ParamKind::kWorkspace, slot(partial_bytes), -1, true};
   partials.scratch = ParamScratch::kSplitPartials;
   partials.scratch_bytes = partial_bytes;

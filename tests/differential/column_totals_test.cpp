@@ -1,0 +1,128 @@
+// Row reductions and column totals in one kernel: a norm's backward computes dx by rows and
+// dgamma, dbeta by columns from one read of x and dy. Run on the host backend in both thread
+// orders (or on a GPU) against the reference evaluator, with the plan's properties checked.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "differential/harness.hpp"
+#include "ir/builder.hpp"
+
+namespace fstitch::testing {
+namespace {
+
+ValueId row_mean(Graph& g, ValueId x, const Dims& dims) {
+  return build_broadcast(g, build_reduce(g, OpKind::kReduceMean, x, {1}, true), dims);
+}
+
+// LayerNorm backward over [rows, cols]: dx, dgamma = sum(dy * xhat), dbeta = sum(dy).
+Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype) {
+  Graph g;
+  const Dims dims = {rows, cols};
+  const ValueId x = build_input(g, "x", dtype, dims);
+  const ValueId dy = build_input(g, "dy", dtype, dims);
+  const ValueId w = build_input(g, "w", dtype, {cols});
+  const ValueId xc = build_binary(g, OpKind::kSub, x, row_mean(g, x, dims));
+  const ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, xc, xc), {1}, true);
+  const ValueId eps = build_broadcast(g, build_constant_f64(g, dtype, 1e-5), {rows, 1});
+  const ValueId rstd =
+      build_broadcast(g, build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps)), dims);
+  const ValueId xhat = build_binary(g, OpKind::kMul, xc, rstd);
+  const ValueId gw = build_binary(g, OpKind::kMul, dy, build_broadcast(g, w, dims));
+  const ValueId inner = build_binary(
+      g, OpKind::kSub, build_binary(g, OpKind::kSub, gw, row_mean(g, gw, dims)),
+      build_binary(g, OpKind::kMul, xhat, row_mean(g, build_binary(g, OpKind::kMul, gw, xhat), dims)));
+  build_output(g, "dx", build_binary(g, OpKind::kMul, rstd, inner));
+  build_output(g, "dgamma",
+               build_reduce(g, OpKind::kReduceSum, build_binary(g, OpKind::kMul, dy, xhat), {0}, false));
+  build_output(g, "dbeta", build_reduce(g, OpKind::kReduceSum, dy, {0}, false));
+  return g;
+}
+
+// RMSNorm backward: dx and dgamma only; dgamma kept as [1, cols].
+Graph rms_norm_backward(int64_t rows, int64_t cols, DType dtype) {
+  Graph g;
+  const Dims dims = {rows, cols};
+  const ValueId x = build_input(g, "x", dtype, dims);
+  const ValueId dy = build_input(g, "dy", dtype, dims);
+  const ValueId w = build_input(g, "w", dtype, {cols});
+  const ValueId ms = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, x, x), {1}, true);
+  const ValueId eps = build_broadcast(g, build_constant_f64(g, dtype, 1e-6), {rows, 1});
+  const ValueId rstd =
+      build_broadcast(g, build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, ms, eps)), dims);
+  const ValueId xhat = build_binary(g, OpKind::kMul, x, rstd);
+  const ValueId gw = build_binary(g, OpKind::kMul, dy, build_broadcast(g, w, dims));
+  const ValueId dot = row_mean(g, build_binary(g, OpKind::kMul, gw, xhat), dims);
+  build_output(g, "dx",
+               build_binary(g, OpKind::kMul, rstd,
+                            build_binary(g, OpKind::kSub, gw, build_binary(g, OpKind::kMul, xhat, dot))));
+  build_output(g, "dgamma",
+               build_reduce(g, OpKind::kReduceSum, build_binary(g, OpKind::kMul, dy, xhat), {0}, true));
+  return g;
+}
+
+// A row softmax beside the column maximum and mean of its input.
+Graph softmax_with_column_stats(int64_t rows, int64_t cols, DType dtype) {
+  Graph g;
+  const Dims dims = {rows, cols};
+  const ValueId x = build_input(g, "x", dtype, dims);
+  const ValueId max = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {1}, true), dims);
+  const ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, max));
+  const ValueId sum = build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims);
+  build_output(g, "y", build_binary(g, OpKind::kDiv, e, sum));
+  build_output(g, "column_max", build_reduce(g, OpKind::kReduceMax, x, {0}, false));
+  build_output(g, "column_mean", build_reduce(g, OpKind::kReduceMean, e, {0}, true));
+  return g;
+}
+
+TEST(Differential, NormBackwardReadsXAndDyOnce) {
+  struct Case {
+    std::string name;
+    Graph (*build)(int64_t, int64_t, DType);
+  };
+  const Case graphs[] = {{"layer_norm_backward", layer_norm_backward},
+                         {"rms_norm_backward", rms_norm_backward},
+                         {"softmax_with_column_stats", softmax_with_column_stats}};
+  // Small shapes, where one kernel's two combining steps may cost more than a second
+  // launch, and one where the model fuses every graph.
+  const std::pair<int64_t, int64_t> shapes[] = {{64, 256}, {33, 100}, {300, 24},
+                                                {5, 2048}, {1, 7},    {512, 768}};
+  std::vector<DiffCase> cases;
+  uint64_t data_seed = 9500;
+  size_t fused = 0;
+  for (const Case& c : graphs) {
+    for (const auto& [rows, cols] : shapes) {
+      for (DType dtype : {DType::kF32, DType::kBF16}) {
+        auto graph = std::make_shared<const Graph>(c.build(rows, cols, dtype));
+        const std::string label =
+            c.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " + dtype_name(dtype);
+        // One kernel that reads x and dy once (plus its partials), or two where the cost
+        // model says so in the dump, with its numbers.
+        const FusionPlan p = plan_fusion(*graph, FusionOptions{});
+        if (p.kernels.size() == 1) {
+          ++fused;
+          EXPECT_EQ(p.planned_bytes - p.kernels[0].spec.column_total_partial_bytes * 2, p.lower_bound_bytes)
+              << label << "\n"
+              << dump_plan(*graph, p);
+        } else {
+          EXPECT_LT(rows * cols, 512 * 768) << label << "\n" << dump_plan(*graph, p);
+          for (const Boundary& b : p.boundaries)
+            EXPECT_EQ(b.cause, BoundaryCause::kCost) << label << ": " << b.reason;
+        }
+        DiffCase d;
+        d.label = label;
+        d.reproduce = "fstitch_differential_tests --gtest_filter=Differential.NormBackwardReadsXAndDyOnce";
+        d.graph = graph;
+        d.data_seed = ++data_seed;
+        cases.push_back(std::move(d));
+      }
+    }
+  }
+  EXPECT_GE(fused, 6u);
+  const HarnessOptions options = harness_options_from_env();
+  for (const CaseResult& r : run_cases(cases, options)) EXPECT_TRUE(r.ok) << r.report;
+}
+
+}  // namespace
+}  // namespace fstitch::testing

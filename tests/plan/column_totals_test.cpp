@@ -1,0 +1,86 @@
+// Column totals: a norm's backward (dx by rows, dgamma and dbeta by columns) is one kernel
+// that reads x and dy once at the sizes models train at; its partials are the only traffic
+// beyond the lower bound, and the plan is the same in every run.
+#include <gtest/gtest.h>
+
+#include "ir/builder.hpp"
+#include "plan/plan.hpp"
+#include "plan/plan_test_util.hpp"
+
+namespace fstitch {
+namespace {
+
+using testing::plan;
+
+ValueId row_mean(Graph& g, ValueId x, const Dims& dims) {
+  return build_broadcast(g, build_reduce(g, OpKind::kReduceMean, x, {1}, true), dims);
+}
+
+Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype) {
+  Graph g;
+  const Dims dims = {rows, cols};
+  const ValueId x = build_input(g, "x", dtype, dims);
+  const ValueId dy = build_input(g, "dy", dtype, dims);
+  const ValueId w = build_input(g, "w", dtype, {cols});
+  const ValueId xc = build_binary(g, OpKind::kSub, x, row_mean(g, x, dims));
+  const ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, xc, xc), {1}, true);
+  const ValueId eps = build_broadcast(g, build_constant_f64(g, dtype, 1e-5), {rows, 1});
+  const ValueId rstd =
+      build_broadcast(g, build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps)), dims);
+  const ValueId xhat = build_binary(g, OpKind::kMul, xc, rstd);
+  const ValueId gw = build_binary(g, OpKind::kMul, dy, build_broadcast(g, w, dims));
+  const ValueId inner = build_binary(
+      g, OpKind::kSub, build_binary(g, OpKind::kSub, gw, row_mean(g, gw, dims)),
+      build_binary(g, OpKind::kMul, xhat, row_mean(g, build_binary(g, OpKind::kMul, gw, xhat), dims)));
+  build_output(g, "dx", build_binary(g, OpKind::kMul, rstd, inner));
+  build_output(g, "dgamma",
+               build_reduce(g, OpKind::kReduceSum, build_binary(g, OpKind::kMul, dy, xhat), {0}, false));
+  build_output(g, "dbeta", build_reduce(g, OpKind::kReduceSum, dy, {0}, false));
+  return g;
+}
+
+TEST(ColumnTotals, LayerNormBackwardReadsXAndDyOnce) {
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{4096, 1024}, {16384, 768}, {512, 768}}) {
+    // f32: bf16 rows of these widths keep their row cache in shared memory, which column
+    // totals do not share yet, and the model then keeps dgamma and dbeta apart.
+    for (DType dtype : {DType::kF32}) {
+      const Graph g = layer_norm_backward(rows, cols, dtype);
+      const FusionPlan p = plan(g);
+      ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+      const KernelSpec& s = p.kernels[0].spec;
+      EXPECT_EQ(s.column_totals.size(), 2u);
+      // x, dy and w read once, dx, dgamma and dbeta written once; the partials twice.
+      EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes + 2 * s.column_total_partial_bytes) << dump_plan(g, p);
+      EXPECT_EQ(s.grid_policy, GridPolicy::kFixed);
+      // Two combining steps of about the square root of the grid each.
+      EXPECT_GE(s.column_total_group * s.column_total_groups, s.grid_blocks);
+      EXPECT_LE(s.column_total_group, s.grid_blocks);
+      EXPECT_EQ(dump_plan(g, p), dump_plan(g, plan(g)));
+    }
+  }
+}
+
+// A column total is complete only at the kernel's end: a member that reads it would read a
+// partial sum, so such a graph keeps it apart.
+TEST(ColumnTotals, AColumnTotalFeedsNothingInsideItsKernel) {
+  Graph g;
+  const Dims dims = {256, 128};
+  const ValueId x = build_input(g, "x", DType::kF32, dims);
+  const ValueId rows = row_mean(g, x, dims);
+  const ValueId total = build_reduce(g, OpKind::kReduceSum, x, {0}, true);
+  build_output(
+      g, "y",
+      build_binary(g, OpKind::kMul, build_binary(g, OpKind::kSub, x, rows), build_broadcast(g, total, dims)));
+  const FusionPlan p = plan(g);
+  ASSERT_GT(p.kernels.size(), 1u) << dump_plan(g, p);
+  for (const PlannedKernel& k : p.kernels) {
+    for (ValueId v : k.spec.column_totals) {
+      for (ValueId m : k.spec.members) {
+        for (ValueId o : g.node(m).operands) EXPECT_NE(o, v) << dump_plan(g, p);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fstitch
