@@ -19,6 +19,10 @@ Graph bias_grad_column_sum(int64_t rows, int64_t cols, DType dtype);
 // reduced axis has kept axes on both sides.
 Graph middle_axis_sum(int64_t outer, int64_t middle, int64_t inner, DType dtype);
 
+// LayerNorm backward over x, dy [rows, cols] and gamma w [cols]: outputs dx (by rows),
+// dgamma = sum(dy * xhat, axis 0) and dbeta = sum(dy, axis 0) (by columns).
+Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype);
+
 struct ReductionGraph {
   std::string name;
   Dims dims;                                                  // the input's shape in the benchmarks

@@ -3,9 +3,11 @@
 // orders (or on a GPU) against the reference evaluator, with the plan's properties checked.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 
+#include "common/reduction_graphs.hpp"
 #include "differential/harness.hpp"
 #include "ir/builder.hpp"
 
@@ -14,30 +16,6 @@ namespace {
 
 ValueId row_mean(Graph& g, ValueId x, const Dims& dims) {
   return build_broadcast(g, build_reduce(g, OpKind::kReduceMean, x, {1}, true), dims);
-}
-
-// LayerNorm backward over [rows, cols]: dx, dgamma = sum(dy * xhat), dbeta = sum(dy).
-Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype) {
-  Graph g;
-  const Dims dims = {rows, cols};
-  const ValueId x = build_input(g, "x", dtype, dims);
-  const ValueId dy = build_input(g, "dy", dtype, dims);
-  const ValueId w = build_input(g, "w", dtype, {cols});
-  const ValueId xc = build_binary(g, OpKind::kSub, x, row_mean(g, x, dims));
-  const ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, xc, xc), {1}, true);
-  const ValueId eps = build_broadcast(g, build_constant_f64(g, dtype, 1e-5), {rows, 1});
-  const ValueId rstd =
-      build_broadcast(g, build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps)), dims);
-  const ValueId xhat = build_binary(g, OpKind::kMul, xc, rstd);
-  const ValueId gw = build_binary(g, OpKind::kMul, dy, build_broadcast(g, w, dims));
-  const ValueId inner = build_binary(
-      g, OpKind::kSub, build_binary(g, OpKind::kSub, gw, row_mean(g, gw, dims)),
-      build_binary(g, OpKind::kMul, xhat, row_mean(g, build_binary(g, OpKind::kMul, gw, xhat), dims)));
-  build_output(g, "dx", build_binary(g, OpKind::kMul, rstd, inner));
-  build_output(g, "dgamma",
-               build_reduce(g, OpKind::kReduceSum, build_binary(g, OpKind::kMul, dy, xhat), {0}, false));
-  build_output(g, "dbeta", build_reduce(g, OpKind::kReduceSum, dy, {0}, false));
-  return g;
 }
 
 // RMSNorm backward: dx and dgamma only; dgamma kept as [1, cols].
@@ -85,7 +63,7 @@ TEST(Differential, NormBackwardReadsXAndDyOnce) {
                          {"rms_norm_backward", rms_norm_backward},
                          {"softmax_with_column_stats", softmax_with_column_stats}};
   // Small shapes, where one kernel's two combining steps may cost more than a second
-  // launch, and one where the model fuses every graph.
+  // launch, and 512 x 768, where the model fuses the f32 LayerNorm backward.
   const std::pair<int64_t, int64_t> shapes[] = {{64, 256}, {33, 100}, {300, 24},
                                                 {5, 2048}, {1, 7},    {512, 768}};
   std::vector<DiffCase> cases;
@@ -106,7 +84,9 @@ TEST(Differential, NormBackwardReadsXAndDyOnce) {
               << label << "\n"
               << dump_plan(*graph, p);
         } else {
-          EXPECT_LT(rows * cols, 512 * 768) << label << "\n" << dump_plan(*graph, p);
+          EXPECT_FALSE(c.name == "layer_norm_backward" && rows == 512 && dtype == DType::kF32)
+              << label << "\n"
+              << dump_plan(*graph, p);
           for (const Boundary& b : p.boundaries)
             EXPECT_EQ(b.cause, BoundaryCause::kCost) << label << ": " << b.reason;
         }
@@ -119,6 +99,7 @@ TEST(Differential, NormBackwardReadsXAndDyOnce) {
       }
     }
   }
+  std::printf("[ column totals ] %zu of %zu plans are one kernel\n", fused, cases.size());
   EXPECT_GE(fused, 6u);
   const HarnessOptions options = harness_options_from_env();
   for (const CaseResult& r : run_cases(cases, options)) EXPECT_TRUE(r.ok) << r.report;

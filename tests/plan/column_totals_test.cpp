@@ -3,6 +3,7 @@
 // beyond the lower bound, and the plan is the same in every run.
 #include <gtest/gtest.h>
 
+#include "common/reduction_graphs.hpp"
 #include "ir/builder.hpp"
 #include "plan/plan.hpp"
 #include "plan/plan_test_util.hpp"
@@ -16,35 +17,12 @@ ValueId row_mean(Graph& g, ValueId x, const Dims& dims) {
   return build_broadcast(g, build_reduce(g, OpKind::kReduceMean, x, {1}, true), dims);
 }
 
-Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype) {
-  Graph g;
-  const Dims dims = {rows, cols};
-  const ValueId x = build_input(g, "x", dtype, dims);
-  const ValueId dy = build_input(g, "dy", dtype, dims);
-  const ValueId w = build_input(g, "w", dtype, {cols});
-  const ValueId xc = build_binary(g, OpKind::kSub, x, row_mean(g, x, dims));
-  const ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, xc, xc), {1}, true);
-  const ValueId eps = build_broadcast(g, build_constant_f64(g, dtype, 1e-5), {rows, 1});
-  const ValueId rstd =
-      build_broadcast(g, build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps)), dims);
-  const ValueId xhat = build_binary(g, OpKind::kMul, xc, rstd);
-  const ValueId gw = build_binary(g, OpKind::kMul, dy, build_broadcast(g, w, dims));
-  const ValueId inner = build_binary(
-      g, OpKind::kSub, build_binary(g, OpKind::kSub, gw, row_mean(g, gw, dims)),
-      build_binary(g, OpKind::kMul, xhat, row_mean(g, build_binary(g, OpKind::kMul, gw, xhat), dims)));
-  build_output(g, "dx", build_binary(g, OpKind::kMul, rstd, inner));
-  build_output(g, "dgamma",
-               build_reduce(g, OpKind::kReduceSum, build_binary(g, OpKind::kMul, dy, xhat), {0}, false));
-  build_output(g, "dbeta", build_reduce(g, OpKind::kReduceSum, dy, {0}, false));
-  return g;
-}
-
 TEST(ColumnTotals, LayerNormBackwardReadsXAndDyOnce) {
   for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{4096, 1024}, {16384, 768}, {512, 768}}) {
     // f32: bf16 rows of these widths keep their row cache in shared memory, which column
     // totals do not share yet, and the model then keeps dgamma and dbeta apart.
     for (DType dtype : {DType::kF32}) {
-      const Graph g = layer_norm_backward(rows, cols, dtype);
+      const Graph g = testing::layer_norm_backward(rows, cols, dtype);
       const FusionPlan p = plan(g);
       ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
       const KernelSpec& s = p.kernels[0].spec;
