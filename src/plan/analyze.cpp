@@ -351,6 +351,7 @@ namespace {
 // they must fit beside what the schedule already declares, under the static limit.
 bool fit_column_totals(const Graph& g, KernelSpec& spec) {
   if (spec.cache == RowCache::kShared) return false;  // the row cache takes the shared memory
+  if (spec.cols > static_cast<int64_t>(kStaticSharedLimit)) return false;  // (and the product below fits)
   const int64_t slots = spec.block_threads / std::max(1, spec.threads_per_row);
   uint64_t bytes = 0;
   for (ValueId v : spec.column_totals) {
