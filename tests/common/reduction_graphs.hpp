@@ -23,6 +23,9 @@ Graph middle_axis_sum(int64_t outer, int64_t middle, int64_t inner, DType dtype)
 // dgamma = sum(dy * xhat, axis 0) and dbeta = sum(dy, axis 0) (by columns).
 Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype);
 
+// RMSNorm backward: dx and dgamma = sum(dy * xhat, axis 0) kept as [1, cols].
+Graph rms_norm_backward(int64_t rows, int64_t cols, DType dtype);
+
 struct ReductionGraph {
   std::string name;
   Dims dims;                                                  // the input's shape in the benchmarks

@@ -14,32 +14,6 @@
 namespace fstitch::testing {
 namespace {
 
-ValueId row_mean(Graph& g, ValueId x, const Dims& dims) {
-  return build_broadcast(g, build_reduce(g, OpKind::kReduceMean, x, {1}, true), dims);
-}
-
-// RMSNorm backward: dx and dgamma only; dgamma kept as [1, cols].
-Graph rms_norm_backward(int64_t rows, int64_t cols, DType dtype) {
-  Graph g;
-  const Dims dims = {rows, cols};
-  const ValueId x = build_input(g, "x", dtype, dims);
-  const ValueId dy = build_input(g, "dy", dtype, dims);
-  const ValueId w = build_input(g, "w", dtype, {cols});
-  const ValueId ms = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, x, x), {1}, true);
-  const ValueId eps = build_broadcast(g, build_constant_f64(g, dtype, 1e-6), {rows, 1});
-  const ValueId rstd =
-      build_broadcast(g, build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, ms, eps)), dims);
-  const ValueId xhat = build_binary(g, OpKind::kMul, x, rstd);
-  const ValueId gw = build_binary(g, OpKind::kMul, dy, build_broadcast(g, w, dims));
-  const ValueId dot = row_mean(g, build_binary(g, OpKind::kMul, gw, xhat), dims);
-  build_output(g, "dx",
-               build_binary(g, OpKind::kMul, rstd,
-                            build_binary(g, OpKind::kSub, gw, build_binary(g, OpKind::kMul, xhat, dot))));
-  build_output(g, "dgamma",
-               build_reduce(g, OpKind::kReduceSum, build_binary(g, OpKind::kMul, dy, xhat), {0}, true));
-  return g;
-}
-
 // A row softmax beside the column maximum and mean of its input.
 Graph softmax_with_column_stats(int64_t rows, int64_t cols, DType dtype) {
   Graph g;
