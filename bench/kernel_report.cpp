@@ -320,7 +320,8 @@ class Report {
           row.c->shape,
           dtype_name(row.c->dtype),
           std::to_string(row.index) + "/" + std::to_string(row.plan->kernels.size()),
-          schedule_kind_name(spec.schedule),
+          kernel.packed() ? "packed " + std::to_string(kernel.parts.size())
+                          : schedule_kind_name(spec.schedule),
           std::to_string(spec.vector_width),
           row_cache_cell(spec),
           std::to_string(spec.block_threads)};

@@ -2,6 +2,7 @@
 
 #include "plan/cost_model.hpp"
 #include "plan/launch_grid.hpp"
+#include "plan/packing.hpp"
 
 namespace fstitch::bench {
 
@@ -11,6 +12,15 @@ LaunchEstimate estimate_launch(const ArchParams& arch, const Graph& graph, const
   launch.grid = kernel.spec.grid_blocks;
   launch.est_seconds = kernel.spec.est_seconds;
   if (blocks_per_sm <= 0 || registers <= 0) return launch;
+  if (kernel.packed()) {  // a fixed grid of block ranges, one per part
+    std::vector<KernelSpec> parts;
+    for (const KernelPart& part : kernel.parts) {
+      parts.push_back(part.spec);
+      parts.back().registers_estimate = registers;
+    }
+    launch.est_seconds = packed_seconds_at_occupancy(arch, graph, parts, blocks_per_sm);
+    return launch;
+  }
   KernelSpec launched = kernel.spec;
   launched.registers_estimate = registers;
   launched.grid_blocks = launch_grid(kernel, blocks_per_sm, arch.sm_count);

@@ -772,7 +772,13 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
 /** @brief Destroy a fusion and its kernels. Accepts NULL. */
 FST_API void fst_fusion_destroy(fst_fusion* fusion);
 
-/** @brief Number of kernels, in launch order. Errors: invalid argument (NULL). */
+/**
+ * @brief Number of kernels, in launch order. Errors: invalid argument (NULL).
+ *
+ * A kernel is one launch. Independent fused kernels may share one (a packed launch: each runs
+ * on its own range of the launch's blocks, with a grid the launch keeps whatever the
+ * occupancy); fst_fusion_dump() lists the parts of each.
+ */
 FST_API fst_status fst_fusion_kernel_count(const fst_fusion* fusion, size_t* out_count);
 
 /**

@@ -45,9 +45,43 @@ struct ReduceCode {
   bool float_math = false;
 };
 
+// No minimum-blocks hint on grid-stride kernels: under one, ptxas was seen to spill
+// kernels that need fewer registers than it allows. Their grid is sized from a register
+// estimate that stays above what ptxas uses (plan/cost_model.cpp), and the launcher
+// resizes it to the compiled occupancy. A column tile and a split row take the hint of
+// the occupancy they planned: their grids are their work (tiles x split, rows x group),
+// sized for that occupancy. Under the hint ptxas uses up to the registers it allows and
+// the planned wave is the compiled one; without it ptxas (CUDA 13) held split rows of
+// [64, 50257] f32 to 40 registers and spilled, where the hint's 48 or 64 spill nothing.
+// A block of 1024 threads is the other exception: without a hint ptxas holds it to 32
+// registers and spills a softmax row of 8192 f32 that fits in 44; one block per SM
+// allows 64. A row read ahead takes the hint too: its next row's vectors are live across
+// the whole row, and ptxas, left to its own register target, spilled a few bytes of such
+// kernels at 56 or 64 registers (bias + residual + LayerNorm bf16 [97, 768] on sm_80). A
+// packed launch's grid is fixed at its planned occupancy, which it takes as its hint.
+std::string launch_bounds(const KernelSpec& s, bool packed = false) {
+  std::string bounds = "__launch_bounds__(" + std::to_string(s.block_threads);
+  if (s.schedule == ScheduleKind::kColumnTile || s.schedule == ScheduleKind::kSplitRow ||
+      s.prefetch == RowPrefetch::kNextRow || packed) {
+    bounds += ", " + std::to_string(std::max(1, s.planned_blocks_per_sm));
+  } else if (s.block_threads >= 1024) {
+    bounds += ", 1";
+  }
+  return bounds + ")";
+}
+
+// What the emitter writes: a kernel of its own, or one part of a packed launch as a device
+// function the launch's kernel calls with the part's block index and grid.
+enum class EmittedAs : uint8_t { kKernel, kPart };
+
 class KernelEmitter {
  public:
-  KernelEmitter(const Graph& g, const PlannedKernel& k) : g_(g), k_(k), s_(k.spec) {
+  KernelEmitter(const Graph& g, const PlannedKernel& k, EmittedAs as = EmittedAs::kKernel)
+      : g_(g), k_(k), s_(k.spec), as_(as) {
+    if (as_ == EmittedAs::kPart) {
+      block_ = "fst_block";
+      grid_ = "fst_grid";
+    }
     out_.imbue(std::locale::classic());  // a global locale would group the digits of numbers
     for (ValueId v : s_.members) members_.insert(v);
     for (ValueId v : s_.cached) cached_.insert(v);
@@ -64,7 +98,8 @@ class KernelEmitter {
     } else {
       row_body();
     }
-    out_ << "}\nFST_HOST_ENTRY(" << k_.name << ")\n";
+    out_ << "}\n";
+    if (as_ == EmittedAs::kKernel) out_ << "FST_HOST_ENTRY(" << k_.name << ")\n";
     std::string text = out_.str();
     if (s_.gelu == GeluEvaluation::kBf16Table) text = bf16_gelu_definitions() + text;
     const size_t marker = text.find(kAlignedMarker);
@@ -82,27 +117,11 @@ class KernelEmitter {
   }
 
   void signature() {
-    // No minimum-blocks hint on grid-stride kernels: under one, ptxas was seen to spill
-    // kernels that need fewer registers than it allows. Their grid is sized from a register
-    // estimate that stays above what ptxas uses (plan/cost_model.cpp), and the launcher
-    // resizes it to the compiled occupancy. A column tile and a split row take the hint of
-    // the occupancy they planned: their grids are their work (tiles x split, rows x group),
-    // sized for that occupancy. Under the hint ptxas uses up to the registers it allows and
-    // the planned wave is the compiled one; without it ptxas (CUDA 13) held split rows of
-    // [64, 50257] f32 to 40 registers and spilled, where the hint's 48 or 64 spill nothing.
-    // A block of 1024 threads is the other exception: without a hint ptxas holds it to 32
-    // registers and spills a softmax row of 8192 f32 that fits in 44; one block per SM
-    // allows 64. A row read ahead takes the hint too: its next row's vectors are live across
-    // the whole row, and ptxas, left to its own register target, spilled a few bytes of such
-    // kernels at 56 or 64 registers (bias + residual + LayerNorm bf16 [97, 768] on sm_80).
-    out_ << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_threads;
-    if (s_.schedule == ScheduleKind::kColumnTile || s_.schedule == ScheduleKind::kSplitRow ||
-        s_.prefetch == RowPrefetch::kNextRow) {
-      out_ << ", " << std::max(1, s_.planned_blocks_per_sm);
-    } else if (s_.block_threads >= 1024) {
-      out_ << ", 1";
+    if (as_ == EmittedAs::kPart) {
+      out_ << "static __device__ __forceinline__ void " << k_.name << "(";
+    } else {
+      out_ << "extern \"C\" __global__ void " << launch_bounds(s_) << " " << k_.name << "(";
     }
-    out_ << ") " << k_.name << "(";
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const KernelParam& p = k_.params[i];
       const std::string name = "p" + std::to_string(i);
@@ -122,6 +141,7 @@ class KernelEmitter {
         load_ptr_[p.value] = name;
       }
     }
+    if (as_ == EmittedAs::kPart) out_ << ", const unsigned int fst_block, const unsigned int fst_grid";
     out_ << ") {\n";
     indent_ = 1;
   }
@@ -748,6 +768,11 @@ class KernelEmitter {
   const Graph& g_;
   const PlannedKernel& k_;
   const KernelSpec& s_;
+  const EmittedAs as_;
+  // The block's index and the grid's size in the kernel's own terms: a packed part's blocks
+  // are a range of the launch's.
+  std::string block_ = "blockIdx.x";
+  std::string grid_ = "gridDim.x";
   std::ostringstream out_;
   int indent_ = 0;
   int counter_ = 0;
@@ -812,7 +837,39 @@ class KernelEmitter {
 }  // namespace
 
 std::string emit_kernel(const Graph& graph, const PlannedKernel& kernel) {
-  return KernelEmitter(graph, kernel).emit();
+  if (!kernel.packed()) return KernelEmitter(graph, kernel).emit();
+  // A packed launch: each part a device function over its range of blocks, and the kernel
+  // that sends each block to its part.
+  std::string text;
+  std::ostringstream call;
+  call.imbue(std::locale::classic());
+  for (size_t j = 0; j < kernel.parts.size(); ++j) {
+    const KernelPart& part = kernel.parts[j];
+    PlannedKernel alone;
+    alone.name = kernel.name + "_part" + std::to_string(j);
+    alone.spec = part.spec;
+    for (size_t p : part.params) alone.params.push_back(kernel.params.at(p));
+    text += KernelEmitter(graph, alone, EmittedAs::kPart).emit();
+    const int64_t end = part.first_block + part.spec.grid_blocks;
+    call << "  " << (j == 0 ? "if" : "} else if") << " (blockIdx.x < " << end << "u) {\n    " << alone.name
+         << "(";
+    for (size_t p : part.params) call << "p" << p << ", ";
+    call << "blockIdx.x" << (part.first_block ? " - " + std::to_string(part.first_block) + "u" : "") << ", "
+         << part.spec.grid_blocks << "u);\n";
+  }
+  call << "  }\n";
+  std::ostringstream out;
+  out.imbue(std::locale::classic());
+  out << text << "extern \"C\" __global__ void " << launch_bounds(kernel.spec, true) << " " << kernel.name
+      << "(";
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    const KernelParam& p = kernel.params[i];
+    const DType t = graph.node(p.value).dtype;
+    const char* qualifier = p.aliasing == ParamAliasing::kMayAlias ? "* " : "* __restrict__ ";
+    out << (i ? ", " : "") << (p.written ? "" : "const ") << storage_type(t) << qualifier << "p" << i;
+  }
+  out << ") {\n" << call.str() << "}\nFST_HOST_ENTRY(" << kernel.name << ")\n";
+  return out.str();
 }
 
 std::string emit_module(const Graph& graph, const FusionPlan& plan) {

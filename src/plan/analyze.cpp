@@ -391,7 +391,8 @@ void place_column_total_partials(const Graph& g, KernelSpec& spec) {
 
 }  // namespace
 
-bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, Rejection* why_not) {
+bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, Rejection* why_not,
+                    const ScheduleConstraint& constraint) {
   const Graph& g = *in.graph;
   auto reject = [&](const std::string& why, RejectionKind kind = RejectionKind::kStructure) {
     if (why_not) *why_not = {kind, why};
@@ -804,7 +805,16 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         add_row_mapping(ScheduleKind::kSplitRow, t, t, groups);
     }
   }
-  // Applies a mapping to spec; false when its cache placement does not fit.
+  // Whether the schedule applied to spec meets the constraint.
+  auto meets_constraint = [&] {
+    if (constraint.block_threads > 0 && spec.block_threads != constraint.block_threads) return false;
+    if (constraint.sharing == LaunchSharing::kOwnLaunch) return true;
+    return spec.schedule != ScheduleKind::kSplitRow &&
+           !(spec.schedule == ScheduleKind::kColumnTile && spec.column.split > 1) &&
+           spec.column_totals.empty() && spec.dynamic_shared_bytes == 0;
+  };
+  // Applies a mapping to spec; false when its cache placement does not fit, or it does not
+  // meet the constraint.
   auto apply = [&](const Mapping& m) {
     reset_cache_and_tiling(spec);
     spec.bytes_written = written;
@@ -829,6 +839,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       spec.work_units = work_units(g, spec);
       spec.registers_estimate = estimate_registers(g, spec);
       spec.planned_blocks_per_sm = spec.column.blocks_per_sm;
+      if (!meets_constraint()) return false;
       find_gelu_rounded_to_16bit(in, spec);
       spec.est_seconds = estimate_seconds(in, spec);
       return true;
@@ -885,6 +896,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       spec.bytes_read = add_traffic(spec.bytes_read, spec.split.partial_bytes, blocks);
       spec.bytes_written = add_traffic(written, spec.split.partial_bytes);
     }
+    if (!meets_constraint()) return false;
     spec.est_seconds = estimate_seconds(in, spec);
     return true;
   };
@@ -926,6 +938,14 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
                       std::to_string(static_cast<int64_t>(in.code_budget)) +
                       " a kernel may hold for its compile time",
                   RejectionKind::kResource);
+  }
+  if (best == mappings.size() &&
+      (constraint.sharing != LaunchSharing::kOwnLaunch || constraint.block_threads > 0)) {
+    return reject(
+        "no schedule of blocks of " +
+        (constraint.block_threads > 0 ? std::to_string(constraint.block_threads) : std::string("any")) +
+        " threads fits" +
+        (constraint.sharing == LaunchSharing::kPackedPart ? " a packed launch" : std::string()));
   }
   if (best == mappings.size()) {
     return reject(

@@ -112,7 +112,31 @@ InPlaceCheck check_with(const Graph& graph, const FusionPlan& plan, const PlanAc
   }
   const size_t k = static_cast<size_t>(check.writer_kernel);
   if (!access.loads[k].count(input)) return check;
-  const KernelSpec& spec = plan.kernels[k].spec;
+  const PlannedKernel& kernel = plan.kernels[k];
+  const KernelSpec* writer = &kernel.spec;
+  if (kernel.packed()) {
+    // The parts of a packed launch run at the same time: only the part storing the output
+    // may read the input, and then only at its own elements.
+    auto touches = [&](const KernelPart& part, ParamKind kind, size_t index) {
+      return std::any_of(part.params.begin(), part.params.end(), [&](size_t p) {
+        const KernelParam& param = kernel.params[p];
+        return param.kind == kind && param.index == index && param.written == (kind == ParamKind::kOutput);
+      });
+    };
+    const KernelPart* storing = nullptr;
+    for (const KernelPart& part : kernel.parts) {
+      if (touches(part, ParamKind::kOutput, output)) storing = &part;
+    }
+    for (const KernelPart& part : kernel.parts) {
+      if (&part == storing || !touches(part, ParamKind::kInput, input)) continue;
+      check.verdict = InPlaceVerdict::kReadAlongside;
+      check.reader_kernel = check.writer_kernel;
+      return check;
+    }
+    if (storing == nullptr || !touches(*storing, ParamKind::kInput, input)) return check;
+    writer = &storing->spec;
+  }
+  const KernelSpec& spec = *writer;
   // The store must be at the thread's element too: an element value of the kernel's grid.
   ValueId elsewhere = -1;
   // An output that is a free view is stored as its root.
@@ -158,6 +182,10 @@ std::string describe_in_place(const Graph& graph, const FusionPlan& plan, size_t
              kernel(check.writer_kernel) + " has written output " + quoted(out.name);
     case InPlaceVerdict::kReadByOpaque:
       return "opaque operation " + quoted(graph.node(check.via).name) + " reads input " + in_name;
+    case InPlaceVerdict::kReadAlongside:
+      return kernel(check.reader_kernel) + " packs a kernel that reads input " + in_name +
+             " beside the one that writes output " + quoted(out.name) +
+             ", and their blocks run at the same time";
     case InPlaceVerdict::kReadElsewhere:
       return kernel(check.reader_kernel) + " reads input " + in_name +
              " at other elements than the thread writes (through %" + std::to_string(check.via) + " = " +

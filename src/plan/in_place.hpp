@@ -6,7 +6,8 @@
 // element size and count, and either it is that input (a copy onto itself), or:
 //  - the kernel that writes it reads the input only at the element each thread stores,
 //    through elementwise operations (no broadcast, permute, reduction or row value of it);
-//  - no later kernel, and no opaque operation, reads the input.
+//  - no later kernel, and no opaque operation, reads the input, nor does another kernel of
+//    the writer's packed launch (plan/packing.hpp), whose blocks run at the same time.
 // Kernels run in order, so earlier kernels read the input before it is overwritten.
 #pragma once
 
@@ -26,12 +27,13 @@ enum class InPlaceVerdict : uint8_t {
   kReadLater,          // a kernel after the writer reads the input
   kReadByOpaque,       // an opaque operation (run by the caller) reads the input
   kReadElsewhere,      // the writer reads the input at other elements than it stores
+  kReadAlongside,      // another kernel of the writer's packed launch reads the input meanwhile
 };
 
 struct InPlaceCheck {
   InPlaceVerdict verdict = InPlaceVerdict::kHonoured;
   int writer_kernel = -1;  // position of the kernel that stores the output
-  int reader_kernel = -1;  // kReadLater, kReadElsewhere: the kernel that reads the input
+  int reader_kernel = -1;  // kReadLater, kReadElsewhere, kReadAlongside: the launch that reads the input
   ValueId via = -1;        // kReadElsewhere: the operation that reads it; kReadByOpaque: the opaque op
 };
 

@@ -242,10 +242,22 @@ struct Rejection {
   std::string reason;
 };
 
+// Whether a kernel launches on its own or as one part of a packed launch (plan/packing.hpp),
+// which takes only schedules that need no launch of their own kind, no scratch of their own
+// and no dynamic shared memory.
+enum class LaunchSharing : uint8_t { kOwnLaunch, kPackedPart };
+
+// What a kernel's schedule must allow beyond computing its members.
+struct ScheduleConstraint {
+  LaunchSharing sharing = LaunchSharing::kOwnLaunch;
+  int block_threads = 0;  // the block size the kernel must use; 0: any
+};
+
 // Analyzes a candidate member set (any order) into *out (whose contents are replaced, and
 // unspecified after a false return). Returns false with a reason when the set cannot be one
-// kernel under the policy.
-bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, Rejection* why_not);
+// kernel under the policy (and the constraint: the best schedule that meets it).
+bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, Rejection* why_not,
+                    const ScheduleConstraint& constraint = {});
 
 // total + bytes x times: global-memory traffic, summed over many values and passes, so
 // checked; throws Error(kOutOfMemory) past 2^64 bytes.

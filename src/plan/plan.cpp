@@ -16,6 +16,7 @@
 #include "plan/gelu_evaluation.hpp"
 #include "plan/in_place.hpp"
 #include "plan/op_class.hpp"
+#include "plan/packing.hpp"
 #include "plan/steps.hpp"
 #include "support/checked_math.hpp"
 #include "support/error.hpp"
@@ -104,6 +105,27 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
 LaunchKind launch_kind_of(const KernelSpec& s) {
   if (s.schedule != ScheduleKind::kSplitRow) return LaunchKind::kRegular;
   return s.split.residency == GroupResidency::kCluster ? LaunchKind::kCluster : LaunchKind::kCooperative;
+}
+
+// A topological order of nodes 0..n-1 under `successors`, the ready node with the smallest
+// key first (deterministic); shorter than n when the nodes form a cycle.
+std::vector<int> topological_order(const std::vector<std::vector<int>>& successors, std::vector<int> pending,
+                                   const std::vector<ValueId>& key) {
+  auto later = [&](int a, int b) { return key[static_cast<size_t>(a)] > key[static_cast<size_t>(b)]; };
+  std::priority_queue<int, std::vector<int>, decltype(later)> ready(later);
+  for (size_t k = 0; k < pending.size(); ++k) {
+    if (pending[k] == 0) ready.push(static_cast<int>(k));
+  }
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int k = ready.top();
+    ready.pop();
+    order.push_back(k);
+    for (int s : successors[static_cast<size_t>(k)]) {
+      if (--pending[static_cast<size_t>(s)] == 0) ready.push(s);
+    }
+  }
+  return order;
 }
 
 // For each opaque operation's result, the kernels that produce what it reads (the root's
@@ -419,24 +441,10 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     for (int p : preds) successors[static_cast<size_t>(p)].push_back(static_cast<int>(k));
     pending[k] = static_cast<int>(preds.size());
   }
-  auto first_member = [&](int k) {
-    const KernelSpec& s = specs[static_cast<size_t>(k)];
-    return s.members.empty() ? -1 : s.members.front();
-  };
-  auto later = [&](int a, int b) { return first_member(a) > first_member(b); };
-  std::priority_queue<int, std::vector<int>, decltype(later)> ready(later);
-  for (size_t k = 0; k < specs.size(); ++k) {
-    if (pending[k] == 0) ready.push(static_cast<int>(k));
-  }
-  std::vector<int> order;
-  while (!ready.empty()) {
-    int k = ready.top();
-    ready.pop();
-    order.push_back(k);
-    for (int s : successors[static_cast<size_t>(k)]) {
-      if (--pending[static_cast<size_t>(s)] == 0) ready.push(s);
-    }
-  }
+  std::vector<ValueId> first_member(specs.size());
+  for (size_t k = 0; k < specs.size(); ++k)
+    first_member[k] = specs[k].members.empty() ? -1 : specs[k].members.front();
+  std::vector<int> order = topological_order(successors, pending, first_member);
   if (order.size() != specs.size()) {
     std::string detail;
     for (size_t k = 0; k < specs.size(); ++k) {
@@ -454,17 +462,81 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     }
     fail(StatusCode::kInternal, "the kernels of the plan form a cycle:" + detail);
   }
-  std::vector<int> position(specs.size());
-  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int>(i);
-  for (auto& p : producer) {
-    if (p >= 0) p = position[static_cast<size_t>(p)];
-  }
-
   // Where each value lives in global memory: graph inputs, graph outputs, or the workspace.
   std::map<ValueId, size_t> input_index;
   for (size_t i = 0; i < graph.inputs().size(); ++i) input_index[graph.inputs()[i]] = i;
   std::map<ValueId, std::vector<size_t>> output_indices;
   for (size_t i = 0; i < graph.outputs().size(); ++i) output_indices[graph.outputs()[i].value].push_back(i);
+
+  // Launches: independent kernels of one level share a launch where the cost model says so
+  // (plan/packing.hpp). Each kernel's parameters are bounded by its loads and, per stored
+  // value, the outputs holding it and a workspace slot.
+  std::vector<bool> read_later(graph.size(), false);  // by a kernel or an opaque operation
+  for (const KernelSpec& spec : specs) {
+    for (ValueId v : spec.loaded) read_later[static_cast<size_t>(storage.of(v))] = true;
+  }
+  for (ValueId op : plan.opaque_ops) {
+    for (ValueId v : graph.node(op).operands) read_later[static_cast<size_t>(storage.of(v))] = true;
+  }
+  std::vector<size_t> param_bound(specs.size());
+  for (size_t k = 0; k < specs.size(); ++k) {
+    size_t n = specs[k].loaded.size();
+    for (ValueId v : specs[k].stored) {
+      auto outs = output_indices.find(v);
+      auto views = storage.view_outputs.find(v);
+      n += (read_later[static_cast<size_t>(v)] ? 1 : 0) +
+           (outs == output_indices.end() ? 0 : outs->second.size()) +
+           (views == storage.view_outputs.end() ? 0 : views->second.size());
+    }
+    param_bound[k] = n;
+  }
+  const Packing packing = pack_independent_kernels(in, specs, successors, order, param_bound);
+  const size_t launch_count = packing.launches.size();
+  std::vector<int> launch_of(specs.size(), -1);
+  for (size_t l = 0; l < launch_count; ++l) {
+    for (int k : packing.launches[l]) launch_of[static_cast<size_t>(k)] = static_cast<int>(l);
+  }
+  std::vector<KernelSpec> launch_specs(launch_count);
+  std::vector<std::vector<KernelSpec>> launch_parts(launch_count);
+  std::vector<ValueId> launch_key(launch_count, std::numeric_limits<ValueId>::max());
+  for (size_t l = 0; l < launch_count; ++l) {
+    const std::vector<int>& kernels = packing.launches[l];
+    for (int k : kernels) launch_key[l] = std::min(launch_key[l], first_member[static_cast<size_t>(k)]);
+    if (kernels.size() == 1) {
+      launch_specs[l] = std::move(specs[static_cast<size_t>(kernels.front())]);
+      continue;
+    }
+    PackedLaunch packed = make_packed_launch(in, packing.parts[l]);
+    launch_specs[l] = std::move(packed.summary);
+    launch_parts[l] = std::move(packed.parts);
+  }
+  // Launch order: kernels of one level are independent, so contracting each pack keeps the
+  // launches acyclic; without packs this is the kernels' order.
+  std::vector<std::vector<int>> launch_successors(launch_count);
+  std::vector<int> launch_pending(launch_count, 0);
+  for (size_t k = 0; k < successors.size(); ++k) {
+    const int from = launch_of[k];
+    for (int s : successors[k]) {
+      const int to = launch_of[static_cast<size_t>(s)];
+      std::vector<int>& out = launch_successors[static_cast<size_t>(from)];
+      if (to == from || std::find(out.begin(), out.end(), to) != out.end()) continue;
+      out.push_back(to);
+      ++launch_pending[static_cast<size_t>(to)];
+    }
+  }
+  specs = std::move(launch_specs);
+  order = topological_order(launch_successors, launch_pending, launch_key);
+  if (order.size() != specs.size()) fail(StatusCode::kInternal, "packed launches form a cycle");
+  std::vector<int> position(specs.size());
+  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  for (auto& p : producer) {
+    if (p >= 0) p = position[static_cast<size_t>(launch_of[static_cast<size_t>(p)])];
+  }
+  for (const auto& [k, why] : packing.notes) {
+    plan.packing_notes.push_back(
+        "kernel " + std::to_string(position[static_cast<size_t>(launch_of[static_cast<size_t>(k)])]) +
+        " is launched alone: " + why);
+  }
 
   // Workspace: values crossing kernels that are not graph outputs, first-fit with reuse
   // once the last consumer has run.
@@ -535,23 +607,21 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       fail(StatusCode::kInternal, "no buffer holds %" + std::to_string(r) + ", which a later step reads");
     return home(r);
   };
-  for (size_t i = 0; i < order.size(); ++i) {
-    PlannedKernel k;
-    k.name = "fst_k" + std::to_string(i);
-    k.spec = std::move(specs[static_cast<size_t>(order[i])]);
-    for (ValueId v : k.spec.loaded) {
+  auto params_of = [&](const KernelSpec& spec) {
+    std::vector<KernelParam> params;
+    for (ValueId v : spec.loaded) {
       const ValueLocation at = require_home(storage.of(v));
-      k.params.push_back({at.kind, at.index, v, false});
+      params.push_back({at.kind, at.index, v, false});
     }
     // A stored value goes to every output holding it (itself, or a free view of it), else to
     // its workspace slot when a later step reads it. An opaque result's copy kernel writes all
     // but the buffer the caller's operation writes.
-    for (ValueId v : k.spec.stored) {
+    for (ValueId v : spec.stored) {
       const bool opaque = graph.node(v).op == OpKind::kOpaque;
       const ValueLocation own = home(v);
       auto add_write = [&](size_t output, ValueId value) {
         if (opaque && own.kind == ParamKind::kOutput && own.index == output) return;
-        k.params.push_back(
+        params.push_back(
             {ParamKind::kOutput, output, value, true, ParamAliasing::kRestrict, value == v ? -1 : v});
       };
       if (output_indices.count(v)) {
@@ -562,7 +632,37 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
         for (size_t o : views->second) add_write(o, graph.outputs()[o].value);
       }
       if (own.kind == ParamKind::kWorkspace && workspace_offset.count(v))
-        k.params.push_back({ParamKind::kWorkspace, own.index, v, true});
+        params.push_back({ParamKind::kWorkspace, own.index, v, true});
+    }
+    return params;
+  };
+  for (size_t i = 0; i < order.size(); ++i) {
+    PlannedKernel k;
+    k.name = "fst_k" + std::to_string(i);
+    k.spec = std::move(specs[static_cast<size_t>(order[i])]);
+    std::vector<KernelSpec>& parts = launch_parts[static_cast<size_t>(order[i])];
+    if (parts.empty()) {
+      k.params = params_of(k.spec);
+    } else {
+      // A packed launch passes each buffer once: parts reading the same value share it.
+      auto same = [](const KernelParam& a, const KernelParam& b) {
+        return a.kind == b.kind && a.index == b.index && a.value == b.value && a.written == b.written &&
+               a.source == b.source;
+      };
+      int64_t first_block = 0;
+      for (KernelSpec& part_spec : parts) {
+        KernelPart part;
+        part.first_block = first_block;
+        first_block += part_spec.grid_blocks;
+        for (const KernelParam& p : params_of(part_spec)) {
+          auto it = std::find_if(k.params.begin(), k.params.end(),
+                                 [&](const KernelParam& q) { return same(p, q); });
+          part.params.push_back(static_cast<size_t>(it - k.params.begin()));
+          if (it == k.params.end()) k.params.push_back(p);
+        }
+        part.spec = std::move(part_spec);
+        k.parts.push_back(std::move(part));
+      }
     }
     k.launch = launch_kind_of(k.spec);
     add_split_scratch(plan, k);
@@ -573,47 +673,60 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   }
 
   // Why each value crosses kernels through global memory: one cause, with its numbers.
+  // Between the kernels themselves: a packed launch's parts.
+  auto kernels_of = [&](const PlannedKernel& k) {
+    std::vector<const KernelSpec*> list;
+    if (!k.packed()) list.push_back(&k.spec);
+    for (const KernelPart& part : k.parts) list.push_back(&part.spec);
+    return list;
+  };
+  std::vector<const KernelSpec*> producer_spec(graph.size(), nullptr);
+  for (const KernelSpec* spec : fused_kernels(plan)) {
+    for (ValueId v : spec->members) producer_spec[static_cast<size_t>(v)] = spec;
+  }
   const StepGraph steps(graph, plan, producer, storage);
   for (size_t c = 0; c < plan.kernels.size(); ++c) {
-    for (ValueId v : plan.kernels[c].spec.loaded) {
-      int p = producer[static_cast<size_t>(v)];
-      if (p < 0) continue;
-      Boundary b{v, p, static_cast<int>(c), BoundaryCause::kCannotFuse, ""};
-      const KernelSpec& first = plan.kernels[static_cast<size_t>(p)].spec;
-      const KernelSpec& second = plan.kernels[c].spec;
-      std::vector<ValueId> joined = first.members;
-      joined.insert(joined.end(), second.members.begin(), second.members.end());
-      std::sort(joined.begin(), joined.end());
-      KernelSpec together;
-      Rejection why;
-      if (options.policy == FusionPolicy::kNone) {
-        b.cause = BoundaryCause::kPolicy;
-        b.reason = "policy none: one kernel per operation";
-      } else if (const std::optional<int> through = steps.detour(p, static_cast<int>(c))) {
-        b.cause = BoundaryCause::kCycle;
-        b.reason = "cycle: kernel " + std::to_string(c) + " also depends on kernel " + std::to_string(p) +
-                   " through " + steps.step_text(*through) +
-                   ", so one kernel would both feed and wait for it";
-      } else if (!analyze_kernel(in, joined, &together, &why)) {
-        // A resource rejection's reason begins with "resources: ".
-        const bool resource = why.kind == RejectionKind::kResource;
-        b.cause = resource ? BoundaryCause::kResource : BoundaryCause::kCannotFuse;
-        b.reason = resource ? why.reason : "cannot fuse: " + why.reason;
-      } else {
-        const double apart = first.est_seconds + second.est_seconds;
-        const std::string numbers = seconds_text(together.est_seconds) + " fused against " +
-                                    seconds_text(first.est_seconds) + " + " +
-                                    seconds_text(second.est_seconds) + " apart";
-        if (together.est_seconds >= apart) {
-          b.cause = BoundaryCause::kCost;
-          b.reason = "cost model: separate kernels estimated faster (" + numbers + ")";
+    for (const KernelSpec* consumer : kernels_of(plan.kernels[c])) {
+      for (ValueId v : consumer->loaded) {
+        int p = producer[static_cast<size_t>(v)];
+        if (p < 0) continue;
+        Boundary b{v, p, static_cast<int>(c), BoundaryCause::kCannotFuse, ""};
+        const KernelSpec& first = *producer_spec[static_cast<size_t>(v)];
+        const KernelSpec& second = *consumer;
+        std::vector<ValueId> joined = first.members;
+        joined.insert(joined.end(), second.members.begin(), second.members.end());
+        std::sort(joined.begin(), joined.end());
+        KernelSpec together;
+        Rejection why;
+        if (options.policy == FusionPolicy::kNone) {
+          b.cause = BoundaryCause::kPolicy;
+          b.reason = "policy none: one kernel per operation";
+        } else if (const std::optional<int> through = steps.detour(p, static_cast<int>(c))) {
+          b.cause = BoundaryCause::kCycle;
+          b.reason = "cycle: kernel " + std::to_string(c) + " also depends on kernel " + std::to_string(p) +
+                     " through " + steps.step_text(*through) +
+                     ", so one kernel would both feed and wait for it";
+        } else if (!analyze_kernel(in, joined, &together, &why)) {
+          // A resource rejection's reason begins with "resources: ".
+          const bool resource = why.kind == RejectionKind::kResource;
+          b.cause = resource ? BoundaryCause::kResource : BoundaryCause::kCannotFuse;
+          b.reason = resource ? why.reason : "cannot fuse: " + why.reason;
         } else {
-          b.cause = BoundaryCause::kSearch;
-          b.reason = "search: fusing is estimated faster (" + numbers +
-                     "), but the planner's search did not form the joined kernel";
+          const double apart = first.est_seconds + second.est_seconds;
+          const std::string numbers = seconds_text(together.est_seconds) + " fused against " +
+                                      seconds_text(first.est_seconds) + " + " +
+                                      seconds_text(second.est_seconds) + " apart";
+          if (together.est_seconds >= apart) {
+            b.cause = BoundaryCause::kCost;
+            b.reason = "cost model: separate kernels estimated faster (" + numbers + ")";
+          } else {
+            b.cause = BoundaryCause::kSearch;
+            b.reason = "search: fusing is estimated faster (" + numbers +
+                       "), but the planner's search did not form the joined kernel";
+          }
         }
+        plan.boundaries.push_back(std::move(b));
       }
-      plan.boundaries.push_back(std::move(b));
     }
   }
 
@@ -637,6 +750,15 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
 
 uint64_t param_bytes(const Graph& graph, const KernelParam& param) {
   return param.is_scratch() ? param.scratch_bytes : value_bytes(graph, param.value);
+}
+
+std::vector<const KernelSpec*> fused_kernels(const FusionPlan& plan) {
+  std::vector<const KernelSpec*> list;
+  for (const PlannedKernel& k : plan.kernels) {
+    if (!k.packed()) list.push_back(&k.spec);
+    for (const KernelPart& part : k.parts) list.push_back(&part.spec);
+  }
+  return list;
 }
 
 ValueId storage_of(const FusionPlan& plan, ValueId v) {
@@ -676,11 +798,10 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     return "%" + std::to_string(p.value) + " " + dtype_name(n.dtype) + dims_to_string(n.dims) + " (" + where +
            ")";
   };
-  for (size_t i = 0; i < plan.kernels.size(); ++i) {
-    const PlannedKernel& k = plan.kernels[i];
-    const KernelSpec& s = k.spec;
-    out << "\nkernel " << i << " " << k.name << ": " << schedule_kind_name(s.schedule) << ", domain "
-        << dims_to_string(s.domain);
+  // One kernel: its schedule, estimate and members (a packed launch's part: at the launch's
+  // occupancy).
+  auto dump_kernel = [&](const PlannedKernel& k, const KernelSpec& s) {
+    out << schedule_kind_name(s.schedule) << ", domain " << dims_to_string(s.domain);
     if (!s.reduced_axes.empty()) {
       out << " reduced over " << dims_to_string(s.reduced_axes) << " (" << s.rows << " rows x " << s.cols
           << ")";
@@ -726,11 +847,14 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
     if (s.gelu == GeluEvaluation::kBf16Table)
       out << "\n  gelu: " << gelu_evaluation_name(s.gelu) << " (" << bf16_gelu_table_bytes()
           << " bytes of shared memory per block)";
-    for (ValueId v : s.gelu_to_16bit) out << "\n  gelu %" << v << ": f32 to the precision of its 16-bit rounding";
+    for (ValueId v : s.gelu_to_16bit)
+      out << "\n  gelu %" << v << ": f32 to the precision of its 16-bit rounding";
     out << "\n  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
         << seconds_text(s.est_seconds) << "\n";
     {
-      const CostBreakdown c = estimate_kernel(plan.arch, graph, s);
+      const CostBreakdown c = k.packed()
+                                  ? estimate_kernel_at_occupancy(plan.arch, graph, s, s.planned_blocks_per_sm)
+                                  : estimate_kernel(plan.arch, graph, s);
       const double bytes = static_cast<double>(s.bytes_read) + static_cast<double>(s.bytes_written);
       const long percent =
           std::lround(100.0 * copy_seconds(plan.arch, bytes) / std::max(c.total_seconds, 1e-12));
@@ -764,9 +888,34 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       }
       out << "\n";
     }
+  };
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const PlannedKernel& k = plan.kernels[i];
+    out << "\nkernel " << i << " " << k.name << ": ";
+    if (!k.packed()) {
+      dump_kernel(k, k.spec);
+    } else {
+      const KernelSpec& s = k.spec;
+      double apart = 0;
+      for (const KernelPart& part : k.parts) apart += part.spec.est_seconds;
+      out << "packed launch of " << k.parts.size() << " independent kernels, grid " << s.grid_blocks
+          << " x block " << s.block_threads << " (" << grid_policy_name(s.grid_policy) << "), ~"
+          << s.registers_estimate << " registers, " << s.planned_blocks_per_sm << " block(s)/SM\n"
+          << "  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
+          << seconds_text(s.est_seconds) << " (its parts as " << k.parts.size()
+          << " launches at this occupancy: " << seconds_text(apart) << ")\n";
+      for (size_t j = 0; j < k.parts.size(); ++j) {
+        const KernelPart& part = k.parts[j];
+        out << "  part " << j << ", blocks " << part.first_block << " .. "
+            << part.first_block + part.spec.grid_blocks - 1 << ": ";
+        dump_kernel(k, part.spec);
+      }
+    }
     for (const KernelParam& p : k.params)
       out << "  " << (p.written ? "writes " : "reads  ") << param_text(p) << "\n";
   }
+  if (!plan.packing_notes.empty()) out << "\npacking:\n";
+  for (const std::string& note : plan.packing_notes) out << "  " << note << "\n";
   if (!plan.boundaries.empty()) out << "\nboundaries:\n";
   for (const Boundary& b : plan.boundaries) {
     out << "  %" << b.value << " kernel " << b.producer_kernel << " -> kernel " << b.consumer_kernel << ": "

@@ -58,11 +58,28 @@ struct WorkspaceRange {
 enum class LaunchKind : uint8_t { kRegular, kCooperative, kCluster };
 const char* launch_kind_name(LaunchKind kind);
 
+// One kernel of a packed launch (plan/packing.hpp): its spec and parameters, and the range
+// of the launch's blocks that run it.
+struct KernelPart {
+  KernelSpec spec;
+  std::vector<size_t> params;  // the part's parameters in its own order, as indices into the launch's
+  int64_t first_block = 0;     // blocks [first_block, first_block + spec.grid_blocks) run this part
+};
+
 struct PlannedKernel {
   std::string name;
+  // For a packed launch: the launch's geometry (block_threads, grid_blocks = the parts' blocks,
+  // GridPolicy::kFixed, the occupancy and registers of its widest part), traffic and estimate,
+  // and the union of its parts' members, loads and stores; domain, schedule and roles are
+  // the parts'.
   KernelSpec spec;
+  // Independent kernels packed into this launch by block ranges, in block order; empty for a
+  // launch of one kernel (spec).
+  std::vector<KernelPart> parts;
+  bool packed() const { return !parts.empty(); }
   LaunchKind launch = LaunchKind::kRegular;
   std::vector<KernelParam> params;  // loads first (in spec.loaded order), then stores, then scratch
+                                    // (a packed launch: the parts' parameters, each once, in part order)
   // Workspace bytes that must be zero when the kernel starts (a split column reduction's
   // counters; the kernel leaves them zero again). Runs and fst_kernel_launch clear them
   // before the launch, on the launch's stream.
@@ -124,6 +141,9 @@ struct FusionPlan {
   ArchParams arch;
   std::vector<PlannedKernel> kernels;
   std::vector<Boundary> boundaries;
+  // Why independent kernels that could have shared a launch did not (plan/packing.hpp), one
+  // line each; packed launches report their own numbers in the dump.
+  std::vector<std::string> packing_notes;
   // The tensor constants the plan reads, in graph order (plan/constants.hpp): parameters of
   // kind kConstant index this list.
   std::vector<ValueId> constants;
@@ -144,6 +164,10 @@ struct FusionPlan {
   // update, plan/in_place.hpp), ascending. Runs refuse every other overlap.
   std::vector<std::vector<size_t>> in_place_inputs;
 };
+
+// Every kernel of the plan in launch order: a launch's own spec, or each part of a packed
+// launch.
+std::vector<const KernelSpec*> fused_kernels(const FusionPlan& plan);
 
 // The value whose buffer holds `v`: its root when it is a free view, else `v`.
 ValueId storage_of(const FusionPlan& plan, ValueId v);

@@ -13,6 +13,7 @@
 #include "codegen/prelude.hpp"
 #include "common/canonical_graphs.hpp"
 #include "common/movement_graphs.hpp"
+#include "common/packed_graphs.hpp"
 #include "ir/builder.hpp"
 #include "jit/kernel_cache.hpp"
 #include "plan/cost_model.hpp"
@@ -129,6 +130,54 @@ TEST(NvrtcCompile, EveryPolicyAndDtypeCompiles) {
   std::vector<jit::ModulePtr> modules;
   ASSERT_NO_THROW(modules = cache().compile_all(requests));
   EXPECT_EQ(modules.size(), requests.size());
+}
+
+// Packed launches (independent normalizations, a multi-tensor optimizer step) compile for
+// sm_80 and sm_90 without spills, within the occupancy their fixed grid was sized for: the
+// launch's blocks hold the registers of its widest part and the shared memory of all parts.
+TEST(NvrtcCompile, PackedLaunchesCompileWithinTheirOccupancy) {
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  std::vector<KernelSpec> specs;
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    const std::vector<std::pair<std::string, Graph>> graphs = {
+        {"layer_norms", testing::independent_layer_norms({{16, 768}, {5, 1000}, {64, 768}, {2, 768}}, t)},
+        {"adamw", testing::adamw_step({768, 3072, 768 * 768, 17, 4096}, t)}};
+    for (const auto& [name, g] : graphs) {
+      for (int sm : {80, 90}) {
+        const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+        for (const PlannedKernel& k : p.kernels) {
+          if (!k.packed()) continue;
+          jit::CompileRequest r;
+          r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
+          r.name = name + ".cu";
+          r.arch = sm;
+          requests.push_back(r);
+          specs.push_back(k.spec);
+          labels.push_back(name + " " + dtype_name(t) + " sm_" + std::to_string(sm) + " " + k.name);
+        }
+      }
+    }
+  }
+  ASSERT_GE(requests.size(), 8u);
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    const ArchParams arch = *arch_params(requests[i].arch);
+    bool entry = false;
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      if (!f.entry) continue;
+      entry = true;
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.spill_load_bytes, 0) << f.name;
+      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+      const Occupancy real =
+          occupancy(arch, specs[i].block_threads, f.registers, static_cast<size_t>(f.shared_bytes));
+      EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm) << f.registers << " registers";
+    }
+    EXPECT_TRUE(entry) << modules[i]->log;
+  }
 }
 
 // Slice, concat, pad and take kernels in every policy, for sm_80 and sm_90; the stitched

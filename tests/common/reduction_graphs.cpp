@@ -64,12 +64,11 @@ ValueId row_mean(Graph& g, ValueId x, const Dims& dims) {
 
 }  // namespace
 
-Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype) {
-  Graph g;
+void add_layer_norm_backward(Graph& g, int64_t rows, int64_t cols, DType dtype, const std::string& suffix) {
   const Dims dims = {rows, cols};
-  const ValueId x = build_input(g, "x", dtype, dims);
-  const ValueId dy = build_input(g, "dy", dtype, dims);
-  const ValueId w = build_input(g, "w", dtype, {cols});
+  const ValueId x = build_input(g, "x" + suffix, dtype, dims);
+  const ValueId dy = build_input(g, "dy" + suffix, dtype, dims);
+  const ValueId w = build_input(g, "w" + suffix, dtype, {cols});
   const ValueId xc = build_binary(g, OpKind::kSub, x, row_mean(g, x, dims));
   const ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, xc, xc), {1}, true);
   const ValueId eps = build_broadcast(g, build_constant_f64(g, dtype, 1e-5), {rows, 1});
@@ -80,10 +79,15 @@ Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype) {
   const ValueId inner = build_binary(
       g, OpKind::kSub, build_binary(g, OpKind::kSub, gw, row_mean(g, gw, dims)),
       build_binary(g, OpKind::kMul, xhat, row_mean(g, build_binary(g, OpKind::kMul, gw, xhat), dims)));
-  build_output(g, "dx", build_binary(g, OpKind::kMul, rstd, inner));
-  build_output(g, "dgamma",
+  build_output(g, "dx" + suffix, build_binary(g, OpKind::kMul, rstd, inner));
+  build_output(g, "dgamma" + suffix,
                build_reduce(g, OpKind::kReduceSum, build_binary(g, OpKind::kMul, dy, xhat), {0}, false));
-  build_output(g, "dbeta", build_reduce(g, OpKind::kReduceSum, dy, {0}, false));
+  build_output(g, "dbeta" + suffix, build_reduce(g, OpKind::kReduceSum, dy, {0}, false));
+}
+
+Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype) {
+  Graph g;
+  add_layer_norm_backward(g, rows, cols, dtype, "");
   return g;
 }
 

@@ -22,6 +22,8 @@ Graph middle_axis_sum(int64_t outer, int64_t middle, int64_t inner, DType dtype)
 // LayerNorm backward over x, dy [rows, cols] and gamma w [cols]: outputs dx (by rows),
 // dgamma = sum(dy * xhat, axis 0) and dbeta = sum(dy, axis 0) (by columns).
 Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype);
+// The same added to `g`, its inputs and outputs named with `suffix` (x<suffix>, dx<suffix>...).
+void add_layer_norm_backward(Graph& g, int64_t rows, int64_t cols, DType dtype, const std::string& suffix);
 
 // RMSNorm backward: dx and dgamma = sum(dy * xhat, axis 0) kept as [1, cols].
 Graph rms_norm_backward(int64_t rows, int64_t cols, DType dtype);

@@ -63,7 +63,7 @@ TEST(MovementPlan, MovementFeedingARowReductionIsOneKernel) {
       build_binary(g, OpKind::kSub, padded, build_reduce(g, OpKind::kReduceMax, padded, {-1}, true)));
   build_output(g, "p", build_binary(g, OpKind::kDiv, e, build_reduce(g, OpKind::kReduceSum, e, {-1}, true)));
   const FusionPlan p = plan(g, FusionPolicy::kStitch);
-  ASSERT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);  // one per output: different domains
+  ASSERT_EQ(fused_kernels(p).size(), 2u) << dump_plan(g, p);  // one per output: different domains
   EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
 }
 
@@ -78,8 +78,8 @@ TEST(MovementPlan, ExpensiveValuesFuseThroughConcatAndPadButNotTake) {
   build_output(g, "cat", build_concat(g, {tanh, b}, -1));
   build_output(g, "pad", build_pad_f64(g, exp, {0, 1}, {0, 1}, 0.0));
   const FusionPlan p = plan(g, FusionPolicy::kStitch);
-  ASSERT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);  // the two outputs have different shapes
-  for (const PlannedKernel& k : p.kernels) EXPECT_EQ(k.spec.members.size(), 2u) << dump_plan(g, p);
+  ASSERT_EQ(fused_kernels(p).size(), 2u) << dump_plan(g, p);  // the two outputs have different shapes
+  for (const KernelSpec* k : fused_kernels(p)) EXPECT_EQ(k->members.size(), 2u) << dump_plan(g, p);
 
   Graph t;
   ValueId x = build_input(t, "x", DType::kF32, {8, 32});

@@ -1,0 +1,294 @@
+#include "plan/packing.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "plan/cost_model.hpp"
+#include "plan/launch_grid.hpp"
+#include "support/checked_math.hpp"
+#include "support/number_text.hpp"
+
+namespace fstitch {
+namespace {
+
+std::string micros(double seconds) {
+  return fixed_text(seconds * 1e6, 2) + " us";
+}
+
+// Pointers a launch may take in its parameter space.
+size_t param_capacity(const ArchParams& arch) {
+  return static_cast<size_t>(std::max(0, arch.kernel_param_bytes)) / sizeof(void*);
+}
+
+// Why `part` cannot join the launch of `parts` (which share one), or empty when it can: the
+// same block size, and within one launch's shared memory, parameters and code.
+std::string why_not_together(const PlanInputs& in, const std::vector<KernelSpec>& parts, size_t params,
+                             const KernelSpec& part, size_t part_params) {
+  const Graph& g = *in.graph;
+  if (part.block_threads != parts.front().block_threads) {
+    return "block sizes differ (" + std::to_string(part.block_threads) + " threads against " +
+           std::to_string(parts.front().block_threads) + ")";
+  }
+  size_t shared = kernel_shared_bytes(g, part);
+  double code = code_instructions(g, part);
+  // The launch's traffic, checked: every part's bytes summed.
+  std::optional<uint64_t> bytes = uint64_t{0};
+  auto add_bytes = [&](const KernelSpec& s) {
+    if (bytes) bytes = checked_add(*bytes, s.bytes_read);
+    if (bytes) bytes = checked_add(*bytes, s.bytes_written);
+  };
+  add_bytes(part);
+  for (const KernelSpec& s : parts) {
+    shared += kernel_shared_bytes(g, s);
+    code += code_instructions(g, s);
+    add_bytes(s);
+  }
+  if (!bytes) return "resources: the launch would move more than 2^64 bytes";
+  const size_t shared_limit = std::min(kStaticSharedLimit, in.shared_budget);
+  if (shared > shared_limit) {
+    return "resources: " + std::to_string(shared) + " bytes of static shared memory per block, over " +
+           std::to_string(shared_limit);
+  }
+  if (params + part_params > param_capacity(in.arch)) {
+    return "resources: " + std::to_string(params + part_params) + " pointer parameters, over the " +
+           std::to_string(param_capacity(in.arch)) + " a launch takes";
+  }
+  if (code > in.code_budget) {
+    return "resources: about " + std::to_string(static_cast<long long>(code)) +
+           " instructions of code, over the budget of " +
+           std::to_string(static_cast<long long>(in.code_budget));
+  }
+  return "";
+}
+
+struct OpenPack {
+  std::vector<int> kernels;
+  std::vector<KernelSpec> parts;  // each kernel as the pack's part (a schedule that can share it)
+  size_t params = 0;
+  double seconds = 0;  // the packed estimate (or the kernel's own, for one)
+};
+
+// Each kernel's schedules as a part of packed launches, per block size: its own schedule when
+// that can share a launch, else the best one that can (analyze_kernel under a constraint),
+// or the reason there is none. Analyzed once per kernel and block size.
+class PartSchedules {
+ public:
+  PartSchedules(const PlanInputs& in, const std::vector<KernelSpec>& specs) : in_(in), specs_(specs) {}
+
+  // The kernel as a part of a launch of `block_threads` (0: any), or nothing with `why`.
+  const KernelSpec* part(int k, int block_threads, std::string* why) {
+    const KernelSpec& own = specs_[static_cast<size_t>(k)];
+    const std::string own_refusal = why_not_packable(own);
+    if (own_refusal.empty() && (block_threads == 0 || own.block_threads == block_threads)) return &own;
+    auto key = std::make_pair(k, block_threads);
+    auto found = cache_.find(key);
+    if (found == cache_.end()) {
+      Entry e;
+      Rejection rejection;
+      // Copies of inputs to outputs have no members to schedule again.
+      if (!own.members.empty() && analyze_kernel(in_, own.members, &e.spec, &rejection,
+                                                 {LaunchSharing::kPackedPart, block_threads})) {
+        e.ok = true;
+      } else if (!own_refusal.empty()) {
+        e.why = own_refusal;
+      } else {
+        e.why = "block sizes differ (" + std::to_string(own.block_threads) + " threads against " +
+                std::to_string(block_threads) + ")";
+      }
+      found = cache_.emplace(key, std::move(e)).first;
+    }
+    if (!found->second.ok) {
+      *why = found->second.why;
+      return nullptr;
+    }
+    return &found->second.spec;
+  }
+
+ private:
+  struct Entry {
+    bool ok = false;
+    KernelSpec spec;
+    std::string why;
+  };
+  const PlanInputs& in_;
+  const std::vector<KernelSpec>& specs_;
+  std::map<std::pair<int, int>, Entry> cache_;
+};
+
+}  // namespace
+
+std::string why_not_packable(const KernelSpec& s) {
+  if (s.schedule == ScheduleKind::kSplitRow) return "its split rows need their groups resident together";
+  if (s.schedule == ScheduleKind::kColumnTile && s.column.split > 1)
+    return "its split column tiles keep partials and counters of their own";
+  if (!s.column_totals.empty()) return "its column totals keep partials and counters of their own";
+  if (s.dynamic_shared_bytes > 0) return "it uses dynamic shared memory";
+  return "";
+}
+
+PackedLaunch make_packed_launch(const PlanInputs& in, std::vector<KernelSpec> parts) {
+  const Graph& g = *in.graph;
+  const ArchParams& a = in.arch;
+  PackedLaunch launch;
+  int registers = 0;
+  size_t shared = 0;
+  for (const KernelSpec& s : parts) {
+    registers =
+        std::max(registers, s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s));
+    shared += kernel_shared_bytes(g, s);
+  }
+  const int threads = parts.front().block_threads;
+  const int per_sm = std::max(1, occupancy(a, threads, registers, shared).blocks_per_sm);
+  KernelSpec& sum = launch.summary;
+  sum.block_threads = threads;
+  sum.registers_estimate = registers;
+  sum.planned_blocks_per_sm = per_sm;
+  sum.grid_policy = GridPolicy::kFixed;
+  sum.grid_blocks = 0;
+  for (KernelSpec& s : parts) {
+    s.registers_estimate = registers;
+    s.planned_blocks_per_sm = per_sm;
+    if (s.grid_policy == GridPolicy::kStrided) s.grid_blocks = grid_for_occupancy(s, per_sm, a.sm_count);
+    sum.grid_blocks += s.grid_blocks;
+    sum.members.insert(sum.members.end(), s.members.begin(), s.members.end());
+    sum.roles.insert(sum.roles.end(), s.roles.begin(), s.roles.end());
+    sum.pures.insert(sum.pures.end(), s.pures.begin(), s.pures.end());
+    sum.levels.insert(sum.levels.end(), s.levels.begin(), s.levels.end());
+    sum.stored.insert(sum.stored.end(), s.stored.begin(), s.stored.end());
+    for (ValueId v : s.loaded) {
+      if (std::find(sum.loaded.begin(), sum.loaded.end(), v) == sum.loaded.end()) sum.loaded.push_back(v);
+    }
+    for (ValueId v : s.inlined) {
+      if (std::find(sum.inlined.begin(), sum.inlined.end(), v) == sum.inlined.end()) sum.inlined.push_back(v);
+    }
+    sum.bytes_read = add_traffic(sum.bytes_read, s.bytes_read);
+    sum.bytes_written = add_traffic(sum.bytes_written, s.bytes_written);
+  }
+  sum.work_units = sum.grid_blocks;
+  sum.est_seconds = packed_seconds_at_occupancy(a, g, parts, per_sm);
+  for (KernelSpec& s : parts) s.est_seconds = estimate_kernel_at_occupancy(a, g, s, per_sm).total_seconds;
+  launch.parts = std::move(parts);
+  return launch;
+}
+
+double packed_seconds_at_occupancy(const ArchParams& a, const Graph& g, const std::vector<KernelSpec>& parts,
+                                   int blocks_per_sm) {
+  if (blocks_per_sm <= 0) return std::numeric_limits<double>::infinity();
+  const double capacity = static_cast<double>(a.sm_count) * blocks_per_sm;
+  double longest = 0, busy = 0, bytes = 0;
+  for (const KernelSpec& s : parts) {
+    const CostBreakdown c = estimate_kernel_at_occupancy(a, g, s, blocks_per_sm);
+    const double body = c.total_seconds - c.launch_seconds;
+    const double share = std::min(1.0, static_cast<double>(std::max<int64_t>(1, s.grid_blocks)) / capacity);
+    longest = std::max(longest, body);
+    busy += share * body;
+    bytes += static_cast<double>(s.bytes_read) + static_cast<double>(s.bytes_written);
+  }
+  return a.launch_overhead_seconds +
+         std::max({longest, busy, bytes / (a.dram_bandwidth * a.copy_efficiency)});
+}
+
+Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelSpec>& specs,
+                                 const std::vector<std::vector<int>>& successors,
+                                 const std::vector<int>& order, const std::vector<size_t>& params) {
+  Packing packing;
+  std::vector<int> level(specs.size(), 0);
+  int levels = 0;
+  for (int k : order) {
+    levels = std::max(levels, level[static_cast<size_t>(k)] + 1);
+    for (int s : successors[static_cast<size_t>(k)])
+      level[static_cast<size_t>(s)] =
+          std::max(level[static_cast<size_t>(s)], level[static_cast<size_t>(k)] + 1);
+  }
+  std::vector<std::vector<int>> at_level(static_cast<size_t>(levels));
+  for (int k : order) at_level[static_cast<size_t>(level[static_cast<size_t>(k)])].push_back(k);
+
+  const bool packs = in.policy != FusionPolicy::kNone;
+  PartSchedules schedules(in, specs);
+  for (const std::vector<int>& kernels : at_level) {
+    std::vector<OpenPack> open;
+    std::vector<std::pair<int, std::string>> reasons;  // per kernel left alone: the best pack's refusal
+    for (int k : kernels) {
+      const KernelSpec& own = specs[static_cast<size_t>(k)];
+      const size_t own_params = params[static_cast<size_t>(k)];
+      if (!packs) {
+        packing.launches.push_back({k});
+        packing.parts.emplace_back();
+        continue;
+      }
+      int best = -1;
+      double best_gain = 0;
+      double best_seconds = 0;
+      const KernelSpec* best_part = nullptr;
+      std::string refusal;
+      for (size_t p = 0; p < open.size(); ++p) {
+        OpenPack& pack = open[p];
+        std::string why;
+        const KernelSpec* part = schedules.part(k, pack.parts.front().block_threads, &why);
+        if (part != nullptr) why = why_not_together(in, pack.parts, pack.params, *part, own_params);
+        if (!why.empty()) {
+          if (refusal.empty()) refusal = why;
+          continue;
+        }
+        std::vector<KernelSpec> parts = pack.parts;
+        parts.push_back(*part);
+        PackedLaunch launch = make_packed_launch(in, std::move(parts));
+        const double apart = pack.seconds + own.est_seconds;
+        const double gain = apart - launch.summary.est_seconds;
+        if (gain <= kEstimateResolution * apart) {
+          if (refusal.rfind("cost", 0) != 0)
+            refusal = "cost model: one launch estimated no faster (" + micros(launch.summary.est_seconds) +
+                      " packed against " + micros(pack.seconds) + " + " + micros(own.est_seconds) + " apart)";
+          continue;
+        }
+        if (best < 0 || gain > best_gain) {
+          best = static_cast<int>(p);
+          best_gain = gain;
+          best_seconds = launch.summary.est_seconds;
+          best_part = part;
+        }
+      }
+      if (best >= 0) {
+        OpenPack& pack = open[static_cast<size_t>(best)];
+        pack.kernels.push_back(k);
+        pack.parts.push_back(*best_part);
+        pack.params += own_params;
+        pack.seconds = best_seconds;
+        continue;
+      }
+      // A pack of its own that later kernels may join, as the best schedule that can share a
+      // launch (its own schedule while it stays alone).
+      std::string why;
+      const KernelSpec* part = schedules.part(k, 0, &why);
+      if (refusal.empty()) refusal = why;
+      if (!refusal.empty()) reasons.emplace_back(k, refusal);
+      if (part == nullptr) {
+        packing.launches.push_back({k});
+        packing.parts.emplace_back();
+        continue;
+      }
+      OpenPack pack;
+      pack.kernels.push_back(k);
+      pack.parts.push_back(*part);
+      pack.params = own_params;
+      pack.seconds = own.est_seconds;
+      open.push_back(std::move(pack));
+    }
+    for (OpenPack& pack : open) {
+      packing.launches.push_back(pack.kernels);
+      packing.parts.push_back(pack.kernels.size() > 1 ? std::move(pack.parts) : std::vector<KernelSpec>{});
+    }
+    if (kernels.size() < 2) continue;
+    for (auto& [k, why] : reasons) {
+      bool alone = false;
+      for (const std::vector<int>& launch : packing.launches)
+        alone = alone || (launch.size() == 1 && launch[0] == k);
+      if (alone) packing.notes.emplace_back(k, why);
+    }
+  }
+  return packing;
+}
+
+}  // namespace fstitch

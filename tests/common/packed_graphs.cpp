@@ -1,0 +1,79 @@
+#include "common/packed_graphs.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "ir/builder.hpp"
+
+namespace fstitch::testing {
+namespace {
+
+ValueId to_f32(Graph& g, ValueId x, DType dtype) {
+  return dtype == DType::kF32 ? x : build_cast(g, x, DType::kF32);
+}
+ValueId to_storage(Graph& g, ValueId x, DType dtype) {
+  return dtype == DType::kF32 ? x : build_cast(g, x, dtype);
+}
+ValueId scalar(Graph& g, double value) {
+  return build_constant_f64(g, DType::kF32, value);
+}
+
+}  // namespace
+
+Graph independent_layer_norms(const std::vector<std::pair<int64_t, int64_t>>& shapes, DType dtype) {
+  Graph g;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto [rows, cols] = shapes[i];
+    const std::string n = std::to_string(i);
+    ValueId x = to_f32(g, build_input(g, "x" + n, dtype, {rows, cols}), dtype);
+    ValueId gamma = to_f32(g, build_input(g, "gamma" + n, dtype, {cols}), dtype);
+    ValueId beta = to_f32(g, build_input(g, "beta" + n, dtype, {cols}), dtype);
+    ValueId mean = build_reduce(g, OpKind::kReduceMean, x, {-1}, true);
+    ValueId centered = build_binary(g, OpKind::kSub, x, mean);
+    ValueId var =
+        build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, centered, centered), {-1}, true);
+    ValueId xhat =
+        build_binary(g, OpKind::kMul, centered,
+                     build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, scalar(g, 1e-5))));
+    ValueId y = build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, xhat, gamma), beta);
+    build_output(g, "y" + n, to_storage(g, y, dtype));
+  }
+  return g;
+}
+
+Graph adamw_step(const std::vector<int64_t>& sizes, DType dtype) {
+  const double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, decay = 0.01;
+  const int step = 10;
+  const double correction1 = 1 - std::pow(beta1, step), correction2 = 1 - std::pow(beta2, step);
+  Graph g;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string n = std::to_string(i);
+    const Dims dims = {sizes[i]};
+    ValueId p = to_f32(g, build_input(g, "p" + n, dtype, dims), dtype);
+    ValueId grad = to_f32(g, build_input(g, "g" + n, dtype, dims), dtype);
+    ValueId m = build_input(g, "m" + n, DType::kF32, dims);
+    // The second moment is never negative: its magnitude, whatever values a test fills in.
+    ValueId v = build_unary(g, OpKind::kAbs, build_input(g, "v" + n, DType::kF32, dims));
+    ValueId m_next = build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, m, scalar(g, beta1)),
+                                  build_binary(g, OpKind::kMul, grad, scalar(g, 1 - beta1)));
+    ValueId v_next = build_binary(
+        g, OpKind::kAdd, build_binary(g, OpKind::kMul, v, scalar(g, beta2)),
+        build_binary(g, OpKind::kMul, build_binary(g, OpKind::kMul, grad, grad), scalar(g, 1 - beta2)));
+    ValueId denominator = build_binary(
+        g, OpKind::kAdd,
+        build_unary(g, OpKind::kSqrt, build_binary(g, OpKind::kDiv, v_next, scalar(g, correction2))),
+        scalar(g, eps));
+    ValueId update =
+        build_binary(g, OpKind::kAdd,
+                     build_binary(g, OpKind::kDiv,
+                                  build_binary(g, OpKind::kDiv, m_next, scalar(g, correction1)), denominator),
+                     build_binary(g, OpKind::kMul, p, scalar(g, decay)));
+    ValueId p_next = build_binary(g, OpKind::kSub, p, build_binary(g, OpKind::kMul, update, scalar(g, lr)));
+    build_output(g, "p" + n + "_next", to_storage(g, p_next, dtype));
+    build_output(g, "m" + n + "_next", m_next);
+    build_output(g, "v" + n + "_next", v_next);
+  }
+  return g;
+}
+
+}  // namespace fstitch::testing

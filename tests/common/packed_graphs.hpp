@@ -1,0 +1,23 @@
+// Graphs of independent subgraphs, the cases horizontal packing is for: several
+// normalizations over tensors of their own shapes, and a multi-tensor optimizer step. Shared
+// by the planner and differential tests and the static kernel report.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ir/graph.hpp"
+
+namespace fstitch::testing {
+
+// One LayerNorm per shape (rows, cols), each over its own x_i, gamma_i and beta_i, output y_i.
+Graph independent_layer_norms(const std::vector<std::pair<int64_t, int64_t>>& shapes, DType dtype);
+
+// One AdamW step (lr 1e-3, betas 0.9 and 0.999, eps 1e-8, weight decay 0.01, step 10) over
+// parameter tensors of the given element counts: inputs p_i, g_i, m_i, v_i (read as |v_i|, so
+// any test data is a valid second moment); outputs p_i', m_i' and v_i', each of which may
+// update its input in place. p and g in `dtype`, the moments in f32.
+Graph adamw_step(const std::vector<int64_t>& sizes, DType dtype);
+
+}  // namespace fstitch::testing

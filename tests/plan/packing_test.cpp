@@ -1,0 +1,245 @@
+// Horizontal packing: independent kernels share a launch, each on its own block range, when
+// the cost model says one launch is faster; dependent kernels never do; every kernel that
+// stays alone beside independent ones says why.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "common/canonical_graphs.hpp"
+#include "common/packed_graphs.hpp"
+#include "common/random_graph.hpp"
+#include "common/reduction_graphs.hpp"
+#include "ir/builder.hpp"
+#include "plan/in_place.hpp"
+#include "plan/packing.hpp"
+#include "plan/plan.hpp"
+#include "plan/plan_test_util.hpp"
+
+namespace fstitch::testing {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The launch's block ranges tile its grid in part order, and each part's parameters are
+// the launch's parameters of the values the part reads and writes.
+void expect_well_formed(const Graph& g, const FusionPlan& p) {
+  for (const PlannedKernel& k : p.kernels) {
+    if (!k.packed()) continue;
+    EXPECT_GE(k.parts.size(), 2u);
+    EXPECT_EQ(k.spec.grid_policy, GridPolicy::kFixed);
+    int64_t next = 0;
+    std::set<size_t> used;
+    for (const KernelPart& part : k.parts) {
+      EXPECT_EQ(part.first_block, next) << dump_plan(g, p);
+      next += part.spec.grid_blocks;
+      EXPECT_EQ(part.spec.block_threads, k.spec.block_threads);
+      for (size_t i : part.params) {
+        ASSERT_LT(i, k.params.size());
+        used.insert(i);
+        const KernelParam& param = k.params[i];
+        const std::vector<ValueId>& values = param.written ? part.spec.stored : part.spec.loaded;
+        EXPECT_NE(std::find(values.begin(), values.end(), param.stored_value()), values.end())
+            << dump_plan(g, p);
+      }
+    }
+    EXPECT_EQ(next, k.spec.grid_blocks);
+    EXPECT_EQ(used.size(), k.params.size()) << "every parameter of the launch belongs to a part";
+    EXPECT_LE(k.params.size() * sizeof(void*), static_cast<size_t>(p.arch.kernel_param_bytes));
+  }
+}
+
+// No part of a launch reads what another part of it writes.
+void expect_independent_parts(const Graph& g, const FusionPlan& p) {
+  for (const PlannedKernel& k : p.kernels) {
+    for (const KernelPart& a : k.parts) {
+      for (const KernelPart& b : k.parts) {
+        if (&a == &b) continue;
+        for (ValueId v : b.spec.loaded) {
+          EXPECT_EQ(std::find(a.spec.members.begin(), a.spec.members.end(), v), a.spec.members.end())
+              << "%" << v << "\n"
+              << dump_plan(g, p);
+        }
+      }
+    }
+  }
+}
+
+// The estimate of each normalization planned as a graph of its own.
+double apart_seconds(const std::vector<std::pair<int64_t, int64_t>>& shapes, DType dtype) {
+  double seconds = 0;
+  for (const auto& shape : shapes) seconds += plan(independent_layer_norms({shape}, dtype)).est_seconds;
+  return seconds;
+}
+
+TEST(Packing, IndependentNormalizationsAreOneLaunch) {
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    const std::vector<std::pair<int64_t, int64_t>> shapes = {
+        {16, 768}, {64, 768}, {8, 768}, {128, 768}, {3, 768}};
+    const Graph g = independent_layer_norms(shapes, dtype);
+    const FusionPlan p = plan(g);
+    ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+    EXPECT_EQ(p.kernels[0].parts.size(), shapes.size());
+    EXPECT_EQ(fused_kernels(p).size(), shapes.size());
+    EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes);
+    EXPECT_LT(p.est_seconds, apart_seconds(shapes, dtype)) << dump_plan(g, p);
+    expect_well_formed(g, p);
+    const std::string dump = dump_plan(g, p);
+    EXPECT_TRUE(contains(dump, "packed launch of 5 independent kernels")) << dump;
+    EXPECT_TRUE(contains(dump, "part 4, blocks ")) << dump;
+  }
+}
+
+// A multi-tensor AdamW step over tensors of mixed sizes: every tensor's update is one
+// elementwise part, the launches are as few as the parameter space allows, and every output
+// may still update its input in place.
+TEST(Packing, MultiTensorOptimizerStepIsFewLaunches) {
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < 100; ++i)
+    sizes.push_back(i % 4 == 0 ? 768 * 768 : i % 4 == 1 ? 768 : i % 4 == 2 ? 3072 : 4096 * 3);
+  const Graph g = adamw_step(sizes, DType::kF32);
+  const FusionPlan p = plan(g);
+  expect_well_formed(g, p);
+  expect_independent_parts(g, p);
+  EXPECT_EQ(fused_kernels(p).size(), sizes.size());
+  // Seven pointers per tensor (p, g, m, v in; p, m, v out), 512 per launch.
+  EXPECT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);
+  EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes);
+  // Output j of tensor i may take the buffer of its own input (p_i' of p_i, m_i' of m_i...),
+  // and of no input another part of its launch reads (only of those read by earlier launches).
+  auto launch_touching = [&](ParamKind kind, size_t index) {
+    for (size_t k = 0; k < p.kernels.size(); ++k) {
+      for (const KernelParam& param : p.kernels[k].params) {
+        if (param.kind == kind && param.index == index) return k;
+      }
+    }
+    return p.kernels.size();
+  };
+  for (size_t o = 0; o < g.outputs().size(); ++o) {
+    const size_t tensor = o / 3, own = 4 * tensor + (o % 3 == 0 ? 0 : o % 3 + 1);
+    const std::vector<size_t>& inputs = p.in_place_inputs[o];
+    EXPECT_NE(std::find(inputs.begin(), inputs.end(), own), inputs.end()) << g.outputs()[o].name;
+    const size_t writer = launch_touching(ParamKind::kOutput, o);
+    for (size_t i : inputs) {
+      if (i / 4 == tensor) continue;
+      EXPECT_LT(launch_touching(ParamKind::kInput, i), writer) << g.outputs()[o].name << " " << i;
+    }
+  }
+}
+
+// Kernels with a path between them (here through a gather of an exp) never share a launch;
+// the ones beside them do.
+TEST(Packing, DependentKernelsAreNeverPacked) {
+  Graph g;
+  ValueId x = build_input(g, "x", DType::kF32, {8, 32});
+  ValueId idx = build_input(g, "idx", DType::kI32, {64});
+  ValueId other = build_input(g, "other", DType::kF32, {16, 16});
+  build_output(g, "rows", build_take(g, build_unary(g, OpKind::kExp, x), idx, 0));
+  build_output(g, "side", build_unary(g, OpKind::kTanh, other));
+  const FusionPlan p = plan(g);
+  EXPECT_EQ(fused_kernels(p).size(), 3u) << dump_plan(g, p);
+  EXPECT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);
+  expect_independent_parts(g, p);
+  expect_well_formed(g, p);
+}
+
+// Over random graphs: no launch packs a kernel with one it depends on, every packed launch is
+// well formed, and the launch order runs (plan_fusion checks its steps).
+TEST(Packing, RandomGraphsPackOnlyIndependentKernels) {
+  size_t packed = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    const Graph g = random_graph(seed);
+    const FusionPlan p = plan(g);
+    expect_independent_parts(g, p);
+    expect_well_formed(g, p);
+    for (const PlannedKernel& k : p.kernels) packed += k.packed() ? 1 : 0;
+    if (::testing::Test::HasFailure()) FAIL() << "seed " << seed;
+  }
+  EXPECT_GT(packed, 10u);
+}
+
+// A kernel launched alone beside independent ones says why: with the numbers, when the
+// cost model finds one launch no faster (a 64-column row and an 8192-column row want blocks
+// of very different sizes).
+TEST(Packing, KernelsLaunchedAloneSayWhy) {
+  const Graph g = independent_layer_norms({{4, 64}, {4, 8192}}, DType::kF32);
+  const FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);
+  ASSERT_EQ(p.packing_notes.size(), 1u) << dump_plan(g, p);
+  EXPECT_TRUE(contains(p.packing_notes[0], "is launched alone: cost model: one launch estimated no faster ("))
+      << p.packing_notes[0];
+  EXPECT_TRUE(contains(p.packing_notes[0], " packed against ")) << p.packing_notes[0];
+  EXPECT_TRUE(contains(dump_plan(g, p), "packing:\n  kernel ")) << dump_plan(g, p);
+}
+
+// Column totals keep partials and counters of their own: a norm backward is launched alone
+// and says so.
+TEST(Packing, ColumnTotalsLaunchAlone) {
+  Graph g = independent_layer_norms({{8, 256}}, DType::kF32);
+  add_layer_norm_backward(g, 512, 768, DType::kF32, "_b");
+  const FusionPlan p = plan(g);
+  bool totals = false;
+  for (const KernelSpec* k : fused_kernels(p)) totals = totals || !k->column_totals.empty();
+  ASSERT_TRUE(totals) << dump_plan(g, p);
+  ASSERT_FALSE(p.packing_notes.empty()) << dump_plan(g, p);
+  bool said = false;
+  for (const std::string& note : p.packing_notes)
+    said = said || contains(note, "its column totals keep partials and counters of their own");
+  EXPECT_TRUE(said) << dump_plan(g, p);
+}
+
+// The parts of a launch run at the same time: an output may not take the buffer of an input
+// another part reads.
+TEST(Packing, AnInputReadBesideItsInPlaceWriterKeepsItsBuffer) {
+  Graph g;
+  ValueId x = build_input(g, "x", DType::kF32, {32, 64});
+  build_output(g, "twice", build_binary(g, OpKind::kMul, x, build_constant_f64(g, DType::kF32, 2.0)));
+  ValueId idx = build_input(g, "idx", DType::kI32, {48});
+  build_output(g, "rows", build_take(g, x, idx, 0));
+  const FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  ASSERT_TRUE(p.kernels[0].packed()) << dump_plan(g, p);
+  const InPlaceCheck check = check_in_place(g, p, 0, 0);
+  EXPECT_EQ(check.verdict, InPlaceVerdict::kReadAlongside);
+  EXPECT_TRUE(p.in_place_inputs[0].empty());
+  EXPECT_TRUE(contains(describe_in_place(g, p, 0, 0, check), "their blocks run at the same time"))
+      << describe_in_place(g, p, 0, 0, check);
+  // Alone, the same update may write over x.
+  Graph alone;
+  ValueId y = build_input(alone, "x", DType::kF32, {32, 64});
+  build_output(alone, "twice",
+               build_binary(alone, OpKind::kMul, y, build_constant_f64(alone, DType::kF32, 2.0)));
+  EXPECT_EQ(plan(alone).in_place_inputs[0], std::vector<size_t>{0});
+}
+
+TEST(Packing, PolicyNoneLaunchesEveryKernelAlone) {
+  const Graph g = independent_layer_norms({{16, 768}, {64, 768}}, DType::kF32);
+  const FusionPlan p = plan(g, FusionPolicy::kNone);
+  for (const PlannedKernel& k : p.kernels) EXPECT_FALSE(k.packed());
+  EXPECT_TRUE(p.packing_notes.empty());
+}
+
+TEST(Packing, ThePlanIsDeterministic) {
+  const Graph g = adamw_step({768, 3072, 768 * 768, 5, 4096}, DType::kBF16);
+  EXPECT_EQ(dump_plan(g, plan(g)), dump_plan(g, plan(g)));
+}
+
+// Packing never makes the plan's estimate worse than its kernels launched one by one.
+TEST(Packing, APackedLaunchIsEstimatedFasterThanItsPartsApart) {
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    const Graph g = random_graph(seed);
+    const FusionPlan p = plan(g);
+    for (const PlannedKernel& k : p.kernels) {
+      if (!k.packed()) continue;
+      double apart = 0;
+      for (const KernelPart& part : k.parts) apart += part.spec.est_seconds;
+      EXPECT_LT(k.spec.est_seconds, apart) << "seed " << seed << "\n" << dump_plan(g, p);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fstitch::testing
