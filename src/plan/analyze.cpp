@@ -66,6 +66,7 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.column_total_partial_bytes = 0;
   s.column_total_group = s.column_total_groups = 1;
   s.grid_multiple = 1;
+  s.grid_policy = GridPolicy::kStrided;  // column totals fix the grid they place their partials for
   s.row_alignment = RowVectorAlignment::kRowStart;
   s.gelu = GeluEvaluation::kPolynomial;
   s.gelu_to_16bit.clear();
@@ -353,12 +354,22 @@ bool fit_column_totals(const Graph& g, KernelSpec& spec) {
   if (spec.cache == RowCache::kShared) return false;  // the row cache takes the shared memory
   if (spec.cols > static_cast<int64_t>(kStaticSharedLimit)) return false;  // (and the product below fits)
   const int64_t slots = spec.block_threads / std::max(1, spec.threads_per_row);
+  // Room beside what else the block declares statically: its row reductions' scratch, and a
+  // bf16 GELU table should the kernel take one.
+  uint64_t declared = bf16_gelu_table_bytes();
+  if (spec.threads_per_row > 32) {
+    for (ValueId v : spec.members) {
+      const Node& n = g.node(v);
+      if (op_family(n.op) == OpFamily::kReduce && !spec.is_column_total(v)) declared += 32 * dtype_size(n.dtype);
+    }
+  }
+  if (declared >= kStaticSharedLimit) return false;
   uint64_t bytes = 0;
   for (ValueId v : spec.column_totals) {
     const Node& n = g.node(v);
     bytes +=
         accumulator_bytes(n.op, n.dtype) * static_cast<uint64_t>(slots) * static_cast<uint64_t>(spec.cols);
-    if (bytes > kStaticSharedLimit / 2) return false;
+    if (bytes > kStaticSharedLimit - declared) return false;
   }
   spec.column_total_shared_bytes = static_cast<size_t>(bytes);
   return true;
@@ -758,6 +769,9 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     int split_blocks = 1;  // kSplitRow: blocks per row
     RowVectorAlignment alignment = RowVectorAlignment::kRowStart;
     RowPrefetch prefetch = RowPrefetch::kNone;
+    // Kernels with column totals: resident blocks per SM the grid is held to (0: a full wave).
+    // Each block adds a row of partials per total, so fewer blocks may move fewer bytes.
+    int grid_blocks_per_sm = 0;
   };
   std::vector<Mapping> mappings;
   // Rows that are not whole vectors (GPT-2's 50257 columns) also get shifted vectors, scored
@@ -775,6 +789,18 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       if (kind == ScheduleKind::kBlockPerRow || kind == ScheduleKind::kSplitRow)
         mappings.push_back({kind, t, b, RowCache::kShared, split, a});
       mappings.push_back({kind, t, b, RowCache::kRecompute, split, a});
+    }
+  };
+  // Column totals: each row mapping also with grids of one, two and four blocks per SM.
+  auto add_partial_grids = [&](size_t from) {
+    if (spec.column_totals.empty()) return;
+    const size_t end = mappings.size();
+    for (size_t i = from; i < end; ++i) {
+      for (int per_sm : {1, 2, 4}) {
+        Mapping m = mappings[i];
+        m.grid_blocks_per_sm = per_sm;
+        mappings.push_back(m);
+      }
     }
   };
   if (!has_reduction) {
@@ -805,6 +831,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         add_row_mapping(ScheduleKind::kSplitRow, t, t, groups);
     }
   }
+  add_partial_grids(0);
   // Whether the schedule applied to spec meets the constraint.
   auto meets_constraint = [&] {
     if (constraint.block_threads > 0 && spec.block_threads != constraint.block_threads) return false;
@@ -884,6 +911,11 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     if (!spec.column_totals.empty() && !fit_column_totals(g, spec)) return false;
     choose_gelu_evaluation(in, spec);  // sizes the grid
     if (!spec.column_totals.empty()) {
+      if (m.grid_blocks_per_sm > 0) {
+        const int64_t held = int64_t{m.grid_blocks_per_sm} * in.arch.sm_count;
+        if (held >= spec.grid_blocks) return false;  // the same grid as another mapping
+        spec.grid_blocks = std::max<int64_t>(1, held);
+      }
       place_column_total_partials(g, spec);
       // Each block writes its partials once; the last block reads them all.
       spec.bytes_read = add_traffic(spec.bytes_read, spec.column_total_partial_bytes);
@@ -904,9 +936,11 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   double best_seconds = std::numeric_limits<double>::infinity();
   int best_vector = 0;
   uint64_t best_bytes = std::numeric_limits<uint64_t>::max();
-  size_t last_applied = mappings.size();
+  size_t last_applied = mappings.size();  // the mapping spec holds, when the last apply succeeded
   double smallest_code_over = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < mappings.size(); ++i) {
+    // A mapping that does not apply leaves spec half-applied: the best is applied again.
+    last_applied = mappings.size();
     if (!apply(mappings[i])) continue;
     last_applied = i;
     const double code = code_instructions(g, spec);

@@ -424,6 +424,15 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   }
   const std::vector<std::vector<int>> opaque_producers =
       kernels_feeding_opaque_ops(graph, plan.opaque_ops, producer, storage.root);
+  // A constant an opaque operation reads is in the workspace once its copy kernel has run:
+  // a kernel loading it from there comes after that copy.
+  std::vector<int> constant_copy(graph.size(), -1);
+  for (size_t k = 0; k < specs.size(); ++k) {
+    if (!specs[k].members.empty()) continue;
+    for (ValueId v : specs[k].stored) {
+      if (graph.node(v).op == OpKind::kConstant) constant_copy[static_cast<size_t>(v)] = static_cast<int>(k);
+    }
+  }
   std::vector<std::vector<int>> successors(specs.size());
   std::vector<int> pending(specs.size(), 0);
   for (size_t k = 0; k < specs.size(); ++k) {
@@ -436,6 +445,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     for (ValueId loaded : specs[k].loaded) {
       const ValueId v = storage.of(loaded);  // a free view waits for its root
       add_pred(producer[static_cast<size_t>(v)]);
+      add_pred(constant_copy[static_cast<size_t>(v)]);
       for (int p : opaque_producers[static_cast<size_t>(v)]) add_pred(p);
     }
     for (int p : preds) successors[static_cast<size_t>(p)].push_back(static_cast<int>(k));

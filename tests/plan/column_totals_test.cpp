@@ -5,6 +5,7 @@
 
 #include "common/reduction_graphs.hpp"
 #include "ir/builder.hpp"
+#include "plan/launch_grid.hpp"
 #include "plan/plan.hpp"
 #include "plan/plan_test_util.hpp"
 
@@ -18,9 +19,10 @@ ValueId row_mean(Graph& g, ValueId x, const Dims& dims) {
 }
 
 TEST(ColumnTotals, LayerNormBackwardReadsXAndDyOnce) {
-  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{4096, 1024}, {16384, 768}, {512, 768}}) {
-    // f32: bf16 rows of these widths keep their row cache in shared memory, which column
-    // totals do not share yet, and the model then keeps dgamma and dbeta apart.
+  for (const auto& [rows, cols] :
+       {std::pair<int64_t, int64_t>{4096, 1024}, {16384, 768}, {512, 768}, {8192, 4096}}) {
+    // f32: bf16 rows of these widths mostly keep their row cache in shared memory, which
+    // column totals do not share, and the model then keeps dgamma and dbeta apart.
     for (DType dtype : {DType::kF32}) {
       const Graph g = testing::layer_norm_backward(rows, cols, dtype);
       const FusionPlan p = plan(g);
@@ -33,6 +35,21 @@ TEST(ColumnTotals, LayerNormBackwardReadsXAndDyOnce) {
       // Two combining steps of about the square root of the grid each.
       EXPECT_GE(s.column_total_group * s.column_total_groups, s.grid_blocks);
       EXPECT_LE(s.column_total_group, s.grid_blocks);
+      // The grid is a full wave at the planned occupancy, or held to one, two or four blocks
+      // per SM, which the model may prefer for their fewer partials.
+      KernelSpec wave = s;
+      wave.grid_policy = GridPolicy::kStrided;
+      const int64_t full = grid_for_occupancy(wave, s.planned_blocks_per_sm, p.arch.sm_count);
+      const int64_t sms = p.arch.sm_count;
+      EXPECT_TRUE(s.grid_blocks == full || s.grid_blocks == sms || s.grid_blocks == 2 * sms ||
+                  s.grid_blocks == 4 * sms)
+          << s.grid_blocks << " blocks\n"
+          << dump_plan(g, p);
+      // At the large shapes the partials are a small part of the traffic (the 1584 blocks of
+      // a full wave at 8192 x 4096 wrote more partials than the second kernel cost).
+      if (rows * cols >= 4096 * 1024) {
+        EXPECT_LE(2 * s.column_total_partial_bytes, p.lower_bound_bytes / 10) << dump_plan(g, p);
+      }
       EXPECT_EQ(dump_plan(g, p), dump_plan(g, plan(g)));
     }
   }

@@ -215,6 +215,31 @@ TEST(Packing, AnInputReadBesideItsInPlaceWriterKeepsItsBuffer) {
   EXPECT_EQ(plan(alone).in_place_inputs[0], std::vector<size_t>{0});
 }
 
+// A kernel analyzed again for a packed launch of a given block size gets a schedule that can
+// share it (or none), whatever mappings it tried and refused on the way.
+TEST(Packing, SchedulesForAPackMeetTheirConstraint) {
+  size_t analyzed = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    const Graph g = random_graph(seed);
+    const FusionPlan p = plan(g);
+    const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, p.arch);
+    for (const KernelSpec* k : fused_kernels(p)) {
+      if (k->members.empty()) continue;
+      for (int threads : {0, 64, 256, 1024}) {
+        KernelSpec part;
+        Rejection why;
+        if (!analyze_kernel(in, k->members, &part, &why, {LaunchSharing::kPackedPart, threads})) continue;
+        ++analyzed;
+        EXPECT_TRUE(why_not_packable(part).empty()) << "seed " << seed << ": " << why_not_packable(part);
+        if (threads > 0) {
+          EXPECT_EQ(part.block_threads, threads) << "seed " << seed;
+        }
+      }
+    }
+  }
+  EXPECT_GT(analyzed, 300u);
+}
+
 TEST(Packing, PolicyNoneLaunchesEveryKernelAlone) {
   const Graph g = independent_layer_norms({{16, 768}, {64, 768}}, DType::kF32);
   const FusionPlan p = plan(g, FusionPolicy::kNone);
