@@ -59,13 +59,27 @@ struct PlanAccess {
   std::vector<int> last_reader;         // per input: last kernel position reading it, -1 none
   std::vector<ValueId> opaque_user;     // per input: an opaque operation reading it, -1 none
   std::vector<std::set<size_t>> loads;  // per kernel: the inputs it reads
+  // Packed launches: per output, the part of its writer that stores it; per kernel and input,
+  // the parts reading it (plan/packing.hpp).
+  std::vector<int> output_part;
+  std::vector<std::map<size_t, std::vector<int>>> input_parts;
 
   PlanAccess(const Graph& graph, const FusionPlan& plan)
       : writer(graph.outputs().size(), -1),
         last_reader(graph.inputs().size(), -1),
         opaque_user(graph.inputs().size(), -1),
-        loads(plan.kernels.size()) {
+        loads(plan.kernels.size()),
+        output_part(graph.outputs().size(), -1),
+        input_parts(plan.kernels.size()) {
     for (size_t k = 0; k < plan.kernels.size(); ++k) {
+      const PlannedKernel& kernel = plan.kernels[k];
+      for (size_t j = 0; j < kernel.parts.size(); ++j) {
+        for (size_t i : kernel.parts[j].params) {
+          const KernelParam& param = kernel.params[i];
+          if (param.kind == ParamKind::kOutput && param.written) output_part[param.index] = static_cast<int>(j);
+          if (param.kind == ParamKind::kInput) input_parts[k][param.index].push_back(static_cast<int>(j));
+        }
+      }
       for (const KernelParam& p : plan.kernels[k].params) {
         if (p.kind == ParamKind::kOutput && p.written) writer[p.index] = static_cast<int>(k);
         if (p.kind == ParamKind::kInput) {
@@ -117,24 +131,19 @@ InPlaceCheck check_with(const Graph& graph, const FusionPlan& plan, const PlanAc
   if (kernel.packed()) {
     // The parts of a packed launch run at the same time: only the part storing the output
     // may read the input, and then only at its own elements.
-    auto touches = [&](const KernelPart& part, ParamKind kind, size_t index) {
-      return std::any_of(part.params.begin(), part.params.end(), [&](size_t p) {
-        const KernelParam& param = kernel.params[p];
-        return param.kind == kind && param.index == index && param.written == (kind == ParamKind::kOutput);
-      });
-    };
-    const KernelPart* storing = nullptr;
-    for (const KernelPart& part : kernel.parts) {
-      if (touches(part, ParamKind::kOutput, output)) storing = &part;
-    }
-    for (const KernelPart& part : kernel.parts) {
-      if (&part == storing || !touches(part, ParamKind::kInput, input)) continue;
+    const int storing = access.output_part[output];
+    const auto readers = access.input_parts[k].find(input);
+    if (readers == access.input_parts[k].end()) return check;
+    bool read_by_storing = false;
+    for (int part : readers->second) {
+      read_by_storing = read_by_storing || part == storing;
+      if (part == storing) continue;
       check.verdict = InPlaceVerdict::kReadAlongside;
       check.reader_kernel = check.writer_kernel;
       return check;
     }
-    if (storing == nullptr || !touches(*storing, ParamKind::kInput, input)) return check;
-    writer = &storing->spec;
+    if (storing < 0 || !read_by_storing) return check;
+    writer = &kernel.parts[static_cast<size_t>(storing)].spec;
   }
   const KernelSpec& spec = *writer;
   // The store must be at the thread's element too: an element value of the kernel's grid.

@@ -4,6 +4,8 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
+#include <type_traits>
 
 #include "plan/cost_model.hpp"
 #include "plan/launch_grid.hpp"
@@ -22,51 +24,61 @@ size_t param_capacity(const ArchParams& arch) {
   return static_cast<size_t>(std::max(0, arch.kernel_param_bytes)) / sizeof(void*);
 }
 
-// Why `part` cannot join the launch of `parts` (which share one), or empty when it can: the
-// same block size, and within one launch's shared memory, parameters and code.
-std::string why_not_together(const PlanInputs& in, const std::vector<KernelSpec>& parts, size_t params,
-                             const KernelSpec& part, size_t part_params) {
-  const Graph& g = *in.graph;
-  if (part.block_threads != parts.front().block_threads) {
+// What a packed launch holds, summed over its parts, against the limits of one launch.
+struct LaunchTotals {
+  int block_threads = 0;
+  size_t params = 0;
+  size_t shared = 0;
+  double code = 0;
+  std::optional<uint64_t> bytes = uint64_t{0};  // nothing past 2^64
+
+  LaunchTotals() = default;
+  LaunchTotals(const Graph& g, const KernelSpec& part, size_t part_params)
+      : block_threads(part.block_threads),
+        params(part_params),
+        shared(kernel_shared_bytes(g, part)),
+        code(code_instructions(g, part)) {
+    bytes = checked_add(part.bytes_read, part.bytes_written);
+  }
+  LaunchTotals plus(const LaunchTotals& other) const {
+    LaunchTotals sum = *this;
+    sum.params += other.params;
+    sum.shared += other.shared;
+    sum.code += other.code;
+    sum.bytes = bytes && other.bytes ? checked_add(*bytes, *other.bytes) : std::nullopt;
+    return sum;
+  }
+};
+
+// Why a part of `part` cannot join a launch of `launch`, or empty when it can: the same block
+// size, and within one launch's parameters, shared memory, code and traffic.
+std::string why_not_together(const PlanInputs& in, const LaunchTotals& launch, const LaunchTotals& part) {
+  if (part.block_threads != launch.block_threads) {
     return "block sizes differ (" + std::to_string(part.block_threads) + " threads against " +
-           std::to_string(parts.front().block_threads) + ")";
+           std::to_string(launch.block_threads) + ")";
   }
-  size_t shared = kernel_shared_bytes(g, part);
-  double code = code_instructions(g, part);
-  // The launch's traffic, checked: every part's bytes summed.
-  std::optional<uint64_t> bytes = uint64_t{0};
-  auto add_bytes = [&](const KernelSpec& s) {
-    if (bytes) bytes = checked_add(*bytes, s.bytes_read);
-    if (bytes) bytes = checked_add(*bytes, s.bytes_written);
-  };
-  add_bytes(part);
-  for (const KernelSpec& s : parts) {
-    shared += kernel_shared_bytes(g, s);
-    code += code_instructions(g, s);
-    add_bytes(s);
-  }
-  if (!bytes) return "resources: the launch would move more than 2^64 bytes";
-  const size_t shared_limit = std::min(kStaticSharedLimit, in.shared_budget);
-  if (shared > shared_limit) {
-    return "resources: " + std::to_string(shared) + " bytes of static shared memory per block, over " +
-           std::to_string(shared_limit);
-  }
-  if (params + part_params > param_capacity(in.arch)) {
-    return "resources: " + std::to_string(params + part_params) + " pointer parameters, over the " +
+  const LaunchTotals sum = launch.plus(part);
+  if (sum.params > param_capacity(in.arch)) {
+    return "resources: " + std::to_string(sum.params) + " pointer parameters, over the " +
            std::to_string(param_capacity(in.arch)) + " a launch takes";
   }
-  if (code > in.code_budget) {
-    return "resources: about " + std::to_string(static_cast<long long>(code)) +
-           " instructions of code, over the budget of " +
-           std::to_string(static_cast<long long>(in.code_budget));
+  const size_t shared_limit = std::min(kStaticSharedLimit, in.shared_budget);
+  if (sum.shared > shared_limit) {
+    return "resources: " + std::to_string(sum.shared) + " bytes of static shared memory per block, over " +
+           std::to_string(shared_limit);
   }
+  if (sum.code > in.code_budget) {
+    return "resources: about " + std::to_string(static_cast<long long>(sum.code)) +
+           " instructions of code, over the budget of " + std::to_string(static_cast<long long>(in.code_budget));
+  }
+  if (!sum.bytes) return "resources: the launch would move more than 2^64 bytes";
   return "";
 }
 
 struct OpenPack {
   std::vector<int> kernels;
   std::vector<KernelSpec> parts;  // each kernel as the pack's part (a schedule that can share it)
-  size_t params = 0;
+  LaunchTotals totals;
   double seconds = 0;  // the packed estimate (or the kernel's own, for one)
 };
 
@@ -147,6 +159,7 @@ PackedLaunch make_packed_launch(const PlanInputs& in, std::vector<KernelSpec> pa
   sum.planned_blocks_per_sm = per_sm;
   sum.grid_policy = GridPolicy::kFixed;
   sum.grid_blocks = 0;
+  std::set<ValueId> loaded, inlined;  // each once, in part order
   for (KernelSpec& s : parts) {
     s.registers_estimate = registers;
     s.planned_blocks_per_sm = per_sm;
@@ -158,14 +171,28 @@ PackedLaunch make_packed_launch(const PlanInputs& in, std::vector<KernelSpec> pa
     sum.levels.insert(sum.levels.end(), s.levels.begin(), s.levels.end());
     sum.stored.insert(sum.stored.end(), s.stored.begin(), s.stored.end());
     for (ValueId v : s.loaded) {
-      if (std::find(sum.loaded.begin(), sum.loaded.end(), v) == sum.loaded.end()) sum.loaded.push_back(v);
+      if (loaded.insert(v).second) sum.loaded.push_back(v);
     }
     for (ValueId v : s.inlined) {
-      if (std::find(sum.inlined.begin(), sum.inlined.end(), v) == sum.inlined.end()) sum.inlined.push_back(v);
+      if (inlined.insert(v).second) sum.inlined.push_back(v);
     }
     sum.bytes_read = add_traffic(sum.bytes_read, s.bytes_read);
     sum.bytes_written = add_traffic(sum.bytes_written, s.bytes_written);
   }
+  // Members sorted by id, as every spec keeps them (KernelSpec::index_of searches them), with
+  // their roles, purities and levels.
+  std::vector<size_t> by_id(sum.members.size());
+  for (size_t i = 0; i < by_id.size(); ++i) by_id[i] = i;
+  std::sort(by_id.begin(), by_id.end(), [&](size_t x, size_t y) { return sum.members[x] < sum.members[y]; });
+  auto permuted = [&](const auto& values) {
+    std::remove_const_t<std::remove_reference_t<decltype(values)>> out;
+    for (size_t i : by_id) out.push_back(values[i]);
+    return out;
+  };
+  sum.members = permuted(sum.members);
+  sum.roles = permuted(sum.roles);
+  sum.pures = permuted(sum.pures);
+  sum.levels = permuted(sum.levels);
   sum.work_units = sum.grid_blocks;
   sum.est_seconds = packed_seconds_at_occupancy(a, g, parts, per_sm);
   for (KernelSpec& s : parts) s.est_seconds = estimate_kernel_at_occupancy(a, g, s, per_sm).total_seconds;
@@ -226,8 +253,8 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
       for (size_t p = 0; p < open.size(); ++p) {
         OpenPack& pack = open[p];
         std::string why;
-        const KernelSpec* part = schedules.part(k, pack.parts.front().block_threads, &why);
-        if (part != nullptr) why = why_not_together(in, pack.parts, pack.params, *part, own_params);
+        const KernelSpec* part = schedules.part(k, pack.totals.block_threads, &why);
+        if (part != nullptr) why = why_not_together(in, pack.totals, LaunchTotals(*in.graph, *part, own_params));
         if (!why.empty()) {
           if (refusal.empty()) refusal = why;
           continue;
@@ -254,7 +281,7 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
         OpenPack& pack = open[static_cast<size_t>(best)];
         pack.kernels.push_back(k);
         pack.parts.push_back(*best_part);
-        pack.params += own_params;
+        pack.totals = pack.totals.plus(LaunchTotals(*in.graph, *best_part, own_params));
         pack.seconds = best_seconds;
         continue;
       }
@@ -272,7 +299,7 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
       OpenPack pack;
       pack.kernels.push_back(k);
       pack.parts.push_back(*part);
-      pack.params = own_params;
+      pack.totals = LaunchTotals(*in.graph, *part, own_params);
       pack.seconds = own.est_seconds;
       open.push_back(std::move(pack));
     }
@@ -281,11 +308,12 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
       packing.parts.push_back(pack.kernels.size() > 1 ? std::move(pack.parts) : std::vector<KernelSpec>{});
     }
     if (kernels.size() < 2) continue;
+    std::set<int> alone;
+    for (const std::vector<int>& launch : packing.launches) {
+      if (launch.size() == 1) alone.insert(launch[0]);
+    }
     for (auto& [k, why] : reasons) {
-      bool alone = false;
-      for (const std::vector<int>& launch : packing.launches)
-        alone = alone || (launch.size() == 1 && launch[0] == k);
-      if (alone) packing.notes.emplace_back(k, why);
+      if (alone.count(k)) packing.notes.emplace_back(k, why);
     }
   }
   return packing;

@@ -18,7 +18,12 @@ struct Producers {
 Producers find_producers(const Graph& graph, const FusionPlan& plan) {
   Producers p{std::vector<int>(graph.size(), -1), std::vector<bool>(graph.size(), false)};
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
-    for (ValueId v : plan.kernels[k].spec.stored) p.kernel[static_cast<size_t>(v)] = static_cast<int>(k);
+    for (ValueId v : plan.kernels[k].spec.stored) {
+      // A copy kernel (no members) produces only a constant: an input or opaque result it
+      // copies to another output is in memory before it runs.
+      const bool copied_home = !plan.kernels[k].spec.is_member(v) && graph.node(v).op != OpKind::kConstant;
+      if (!copied_home) p.kernel[static_cast<size_t>(v)] = static_cast<int>(k);
+    }
   }
   for (ValueId op : plan.opaque_ops) p.opaque[static_cast<size_t>(op)] = true;
   return p;

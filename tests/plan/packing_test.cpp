@@ -47,6 +47,11 @@ void expect_well_formed(const Graph& g, const FusionPlan& p) {
       }
     }
     EXPECT_EQ(next, k.spec.grid_blocks);
+    // The launch's members are every part's, sorted as a spec keeps them.
+    EXPECT_TRUE(std::is_sorted(k.spec.members.begin(), k.spec.members.end()));
+    for (const KernelPart& part : k.parts) {
+      for (ValueId v : part.spec.members) EXPECT_EQ(k.spec.role(v), part.spec.role(v));
+    }
     EXPECT_EQ(used.size(), k.params.size()) << "every parameter of the launch belongs to a part";
     EXPECT_LE(k.params.size() * sizeof(void*), static_cast<size_t>(p.arch.kernel_param_bytes));
   }
