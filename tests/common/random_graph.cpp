@@ -697,7 +697,9 @@ class Generator {
       std::vector<int64_t> low(rank(), 0), high(rank(), 0);
       (at_end ? high : low)[a] = 1;
       const Val fill = constant(dtype_of(v));
-      out.id = build_pad(g_, build_slice(g_, v.id, starts, stops, none), low, high, g_.node(fill.id).value);
+      // A copy: building the slice may grow the graph and move its nodes.
+      const auto fill_value = g_.node(fill.id).value;
+      out.id = build_pad(g_, build_slice(g_, v.id, starts, stops, none), low, high, fill_value);
       out.bound = std::max(v.bound, fill.bound);
       if (n == 2) out.varies &= ~(Mask{1} << a);
     } else {
