@@ -746,7 +746,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
 
   // Schedule: every applicable mapping of threads onto rows and block size is scored by the
   // cost model (plan/cost_model.hpp); the best estimate wins, the first on a tie.
-  const int64_t C = spec.cols;
+  const int64_t C = spec.cols, R = spec.rows;
   const int64_t n = element_count(spec.domain);
   int elementwise_vector = 1;
   if (!has_reduction) {
@@ -826,9 +826,20 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     // spills a 1024-thread 1x100000 softmax).
     // Any group size up to 16: the one whose grid fills the device is rarely a power of two
     // (64 rows in groups of 6 to 12 fill an H100's 132 SMs at 3 to 6 blocks each).
-    for (int groups = 2; groups <= 16; ++groups) {
-      for (int t = 256; t <= 512 && int64_t{t} * groups <= C; t *= 2)
-        add_row_mapping(ScheduleKind::kSplitRow, t, t, groups);
+    // Groups as large as the device: one, two or four blocks per SM shared by the groups
+    // resident at once, for rows so few and long that sixteen blocks each leave most SMs idle.
+    std::vector<int> group_sizes;
+    for (int blocks = 2; blocks <= 16; ++blocks) group_sizes.push_back(blocks);
+    for (int per_sm : {1, 2, 4}) {
+      for (int64_t resident = 1; resident <= std::min<int64_t>(R, 4); ++resident) {
+        const int64_t blocks = int64_t{in.arch.sm_count} * per_sm / resident;
+        if (blocks > 16 && std::find(group_sizes.begin(), group_sizes.end(), blocks) == group_sizes.end())
+          group_sizes.push_back(static_cast<int>(blocks));
+      }
+    }
+    for (int blocks : group_sizes) {
+      for (int t = 256; t <= 512 && int64_t{t} * blocks <= C; t *= 2)
+        add_row_mapping(ScheduleKind::kSplitRow, t, t, blocks);
     }
   }
   add_partial_grids(0);

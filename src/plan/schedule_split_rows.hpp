@@ -35,8 +35,10 @@ struct RowSplit {
   std::vector<uint64_t> partial_offsets;  // per reduction member (member order): its region
 };
 
-// Most threads a group may hold: the host backend keeps a group's threads resident at once.
-inline constexpr int64_t kMaxGroupThreads = 16384;
+// Most threads a group may hold: the host backend keeps a group's threads resident at once,
+// at most its kMaxResidentThreads (runtime/host/host_options.hpp). A group is also held to
+// one wave of the device by the cost model.
+inline constexpr int64_t kMaxGroupThreads = int64_t{1} << 19;
 // Clusters of up to 8 blocks are portable on every sm_90 device.
 inline constexpr int kMaxPortableClusterBlocks = 8;
 

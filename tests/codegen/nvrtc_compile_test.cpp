@@ -403,13 +403,14 @@ TEST(NvrtcCompile, LargeShapesKeepThePlannedOccupancyWithoutSpills) {
                            std::nullopt);
 }
 
-// Rows split across groups of blocks (cluster groups on sm_90, cooperative grids on sm_80)
-// compile for both targets without spills, within the occupancy their grid was sized for: a
-// group's blocks wait for each other, so every planned block must really fit.
+// Rows split across groups of blocks (cluster groups on sm_90, cooperative grids on sm_80,
+// groups as large as the device for one row of a million) compile for both targets without
+// spills, within the occupancy their grid was sized for: a group's blocks wait for each
+// other, so every planned block must really fit.
 TEST(NvrtcCompile, SplitRowKernelsCompileWithinTheirOccupancy) {
-  EXPECT_GT(
-      expect_planned_occupancy({{1, 100000}, {2, 20001}, {64, 50257}}, {80, 90}, ScheduleKind::kSplitRow),
-      20u);
+  EXPECT_GT(expect_planned_occupancy({{1, 100000}, {2, 20001}, {64, 50257}, {1, 1 << 20}}, {80, 90},
+                                     ScheduleKind::kSplitRow),
+            20u);
 }
 
 // Rows read ahead (RowPrefetch::kNextRow: the next row's vectors held in registers across

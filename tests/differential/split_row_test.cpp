@@ -64,6 +64,39 @@ TEST(SplitRows, CanonicalRowGraphsWithFewLongRows) {
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 
+// One row of a million elements: a group as large as the device, each block's slice kept on
+// chip across the group barriers (a softmax meets twice, a LayerNorm twice, a log-softmax
+// twice), with partials through global memory and a grid of hundreds of blocks that the host
+// keeps resident; planned for an A100 (f32) and an H100 (bf16).
+TEST(SplitRows, OneRowOfAMillionElementsOnAGroupAsLargeAsTheDevice) {
+  std::vector<DiffCase> cases;
+  uint64_t data_seed = 9500;
+  for (const CanonicalGraph& canonical : canonical_graphs()) {
+    if (canonical.name == "gelu_bias") continue;  // no reduction: nothing to split
+    for (int sm : {80, 90}) {
+      const DType dtype = sm == 80 ? DType::kF32 : DType::kBF16;
+      auto graph = std::make_shared<const Graph>(canonical.build(1, 1 << 20, dtype));
+      // The harness plans for the device's parameters and sm_90 code.
+      FusionOptions o;
+      o.device = arch_params(sm);
+      o.device->sm = o.target_sm;
+      const FusionPlan plan = plan_fusion(*graph, o);
+      ASSERT_EQ(plan.kernels.size(), 1u) << canonical.name << "\n" << dump_plan(*graph, plan);
+      const KernelSpec& s = plan.kernels[0].spec;
+      ASSERT_EQ(s.schedule, ScheduleKind::kSplitRow) << canonical.name << "\n" << dump_plan(*graph, plan);
+      EXPECT_GT(s.split.blocks, 16) << canonical.name << "\n" << dump_plan(*graph, plan);
+      DiffCase c;
+      c.label = canonical.name + " 1x1048576 " + dtype_name(dtype) + " sm_" + std::to_string(sm);
+      c.reproduce = "fstitch_differential_tests --gtest_filter=SplitRows.OneRowOfAMillionElements*";
+      c.graph = graph;
+      c.device = o.device;
+      c.data_seed = ++data_seed;
+      cases.push_back(std::move(c));
+    }
+  }
+  for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
+}
+
 // Every block combines the group's partials in slice order: the same bits run after run and
 // in either thread order, whichever block arrives first.
 class SplitRowsBits : public ::testing::TestWithParam<int> {};

@@ -28,6 +28,28 @@ TEST(SplitRows, OneLongRowIsOneKernelOnSeveralBlocks) {
   }
 }
 
+// One row of a million elements: sixteen blocks would leave most SMs idle, so the group has
+// a block on every SM at least, and the row is read once (the partials, a few bytes per
+// block, are read by every block of the group from L2).
+TEST(SplitRows, OneRowOfAMillionElementsFillsTheDevice) {
+  for (const testing::CanonicalGraph& canonical : testing::canonical_graphs()) {
+    for (DType dtype : {DType::kF32, DType::kBF16}) {
+      for (int sm : {80, 90}) {
+        const Graph g = canonical.build(1, 1 << 20, dtype);
+        const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+        const std::string why = canonical.name + "\n" + dump_plan(g, p);
+        ASSERT_EQ(p.kernels.size(), 1u) << why;
+        const KernelSpec& s = p.kernels[0].spec;
+        if (s.reduced_axes.empty()) continue;  // GELU: elementwise
+        EXPECT_EQ(s.schedule, ScheduleKind::kSplitRow) << why;
+        EXPECT_GE(s.grid_blocks, p.arch.sm_count) << why;  // every SM has a slice
+        EXPECT_LE(static_cast<double>(p.planned_bytes), 1.25 * static_cast<double>(p.lower_bound_bytes))
+            << why;
+      }
+    }
+  }
+}
+
 // What every split must satisfy: its slices cover the row with whole vectors, the grid is
 // whole groups that are resident together, and a cluster is only asked of sm_90.
 TEST(SplitRows, SlicesCoverTheRowAndGroupsAreResident) {

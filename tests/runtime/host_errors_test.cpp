@@ -22,10 +22,12 @@ TEST(HostErrors, ThreadsExitingBeforeABarrierAreReportedAsDivergence) {
   for (ThreadOrder order : kBothOrders) {
     HostLaunchOptions options;
     options.order = order;
-    options.max_workers = 1;  // block 0 fails first
+    options.max_workers = 1;  // the first block to start fails first: the last in reverse order
     const Error error = launch_error("fst_early_exit_before_barrier", {2}, {64}, 0, options);
     EXPECT_EQ(error.code(), StatusCode::kLaunch);
-    EXPECT_CONTAINS(error.what(), "kernel 'fst_early_exit_before_barrier' block (0, 0, 0)");
+    EXPECT_CONTAINS(error.what(), order == ThreadOrder::kForward
+                                      ? "kernel 'fst_early_exit_before_barrier' block (0, 0, 0)"
+                                      : "kernel 'fst_early_exit_before_barrier' block (1, 0, 0)");
     EXPECT_CONTAINS(error.what(),
                     "barrier divergence: 48 of 64 threads exited while 16 wait at __syncthreads");
   }
@@ -112,7 +114,8 @@ TEST(HostErrors, InvalidLaunchConfigurations) {
   EXPECT_EQ(launch_error("fst_traps", {1}, {32}, 0, small_stack).code(), StatusCode::kInvalidArgument);
   HostLaunchOptions cooperative;
   cooperative.cooperative = true;
-  const Error too_large = launch_error("fst_traps", {1000}, {256}, 0, cooperative);
+  // 2^20 threads: twice what the host keeps resident.
+  const Error too_large = launch_error("fst_traps", {4096}, {256}, 0, cooperative);
   EXPECT_EQ(too_large.code(), StatusCode::kLaunch);
   EXPECT_CONTAINS(too_large.what(), "too large to keep resident");
   // 2^54 blocks of 1024 threads: 2^64 threads, which must not wrap to 0 and pass.

@@ -92,6 +92,36 @@ TEST(HostSync, GridBarrierInACooperativeLaunchWithMoreBlocksThanWorkers) {
   }
 }
 
+// 40960 threads wait at one grid barrier: their stacks with guard pages would take 81920
+// memory mappings, more than a process may have by default (65530), so blocks waiting for
+// the others must drop their guards and take them back when they run.
+TEST(HostSync, GridBarrierOverMoreThreadsThanGuardedStacks) {
+  const int blocks = 640, per_block = 96;
+  static_assert(blocks * 64 > kMaxGuardedThreads, "the grid must exceed the guarded stacks");
+  const std::vector<float> x = random_whole_floats(blocks * per_block, -20, 20, 31);
+  float total = 0;
+  for (float v : x) total += v;  // whole numbers below 2^24: exact in any order
+  for (ThreadOrder order : kBothOrders) {
+    std::vector<float> partial(blocks, kNaN), totals(blocks, kNaN);
+    unsigned int counter = 0;
+    const float* xp = x.data();
+    float* pp = partial.data();
+    float* tp = totals.data();
+    unsigned int* cp = &counter;
+    int n = per_block;
+    void* params[] = {&xp, &pp, &tp, &cp, &n};
+    HostLaunchOptions options;
+    options.cooperative = true;
+    options.order = order;
+    options.stack_bytes = kMinStackBytes;
+    test_kernels().launch("fst_grid_total", {blocks}, {64}, 0, params, options);
+    EXPECT_EQ(counter, static_cast<unsigned int>(blocks));
+    int wrong = 0;
+    for (int b = 0; b < blocks; ++b) wrong += totals[b] == total ? 0 : 1;
+    EXPECT_EQ(wrong, 0) << order_name(order);
+  }
+}
+
 TEST(HostSync, AtomicsFromManyBlocks) {
   const int n = 20000;
   const std::vector<float> x = random_whole_floats(n, 1, 50, 17);

@@ -70,7 +70,52 @@ std::uint32_t BlockExecutor::ReadyQueue::pop() {
 }
 
 BlockExecutor::~BlockExecutor() {
+  if (shared_ != nullptr && shared_->occupant == this) shared_->occupant = nullptr;
   std::free(arena_);
+}
+
+void BlockExecutor::share_stacks(SharedStacks* shared) {
+  if (shared_ != nullptr && shared_->occupant == this) shared_->occupant = nullptr;
+  shared_ = shared;
+  stack_images_.clear();
+}
+
+void BlockExecutor::occupy_shared_stacks() {
+  if (shared_ == nullptr || shared_->occupant == this) return;
+  if (shared_->occupant != nullptr) shared_->occupant->save_stacks();
+  shared_->occupant = this;
+  restore_stacks();
+}
+
+void BlockExecutor::save_stacks() {
+  FiberStacks& s = stacks();
+  stack_images_.resize(count_);
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    std::vector<unsigned char>& image = stack_images_[i];
+    image.clear();
+    const Fiber& f = fibers_[i];
+    if (f.state == FiberState::kExited || f.state == FiberState::kFailed) continue;
+    char* const low = s.stack_low(i);
+    char* const top = low + s.stack_bytes();
+    const char* from = static_cast<const char*>(f.context.stack_in_use_from());
+    if (from == nullptr || from < low || from > top) from = low;
+    // The frames' redzones are poisoned under AddressSanitizer: the copy reads them.
+    forget_stack_frames(const_cast<char*>(from), static_cast<std::size_t>(top - from));
+    image.assign(reinterpret_cast<const unsigned char*>(from), reinterpret_cast<const unsigned char*>(top));
+  }
+}
+
+void BlockExecutor::restore_stacks() {
+  FiberStacks& s = stacks();
+  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(stack_images_.size()); ++i) {
+    std::vector<unsigned char>& image = stack_images_[i];
+    if (image.empty()) continue;
+    char* const top = s.stack_low(i) + s.stack_bytes();
+    // What the previous occupant's frames left poisoned is not this fiber's.
+    forget_stack_frames(s.stack_low(i), s.stack_bytes());
+    std::memcpy(top - image.size(), image.data(), image.size());
+    image.clear();
+  }
 }
 
 void BlockExecutor::ensure_arena(std::size_t dynamic_bytes) {
@@ -97,7 +142,13 @@ void BlockExecutor::start(const KernelLaunch& launch, fst_host_uint3 block_idx) 
     fibers_ = std::make_unique<Fiber[]>(n);
     fiber_capacity_ = n;
   }
-  stacks_.reserve(n, launch.stack_bytes);
+  if (shared_ != nullptr) {
+    // The previous occupant's fibers keep their stacks aside; this block's start on them.
+    if (shared_->occupant != nullptr && shared_->occupant != this) shared_->occupant->save_stacks();
+    shared_->occupant = this;
+    stack_images_.clear();
+  }
+  stacks().reserve(n, launch.stack_bytes);
   ensure_arena(launch.dynamic_shared_bytes);
 
   // Only what the previous block was handed can have been written.
@@ -130,7 +181,7 @@ void BlockExecutor::start(const KernelLaunch& launch, fst_host_uint3 block_idx) 
     f.linear = i;
     f.state = FiberState::kReady;
     f.shared_declarations = 0;
-    f.context.prepare(stacks_.stack_low(i), stacks_.stack_bytes(), &BlockExecutor::run_fiber, &f);
+    f.context.prepare(stacks().stack_low(i), stacks().stack_bytes(), &BlockExecutor::run_fiber, &f);
   }
   for (std::uint32_t i = 0; i < n; ++i) ready_.push(launch.order == ThreadOrder::kForward ? i : n - 1 - i);
 }
@@ -145,6 +196,7 @@ void BlockExecutor::run_fiber(void* fiber) {
 
 BlockStatus BlockExecutor::run(Context& scheduler) {
   if (failed_) return BlockStatus::kFailed;
+  occupy_shared_stacks();
   scheduler_ = &scheduler;
   for (std::uint32_t index : sleepers_) make_ready(index);
   sleepers_.clear();

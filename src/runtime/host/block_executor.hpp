@@ -32,6 +32,16 @@ struct KernelLaunch {
 
 class BlockExecutor;
 
+// A stack mapping that several blocks of a cooperative launch take turns on, so that a grid
+// larger than the mappings a process may have (two per guarded stack) keeps every stack
+// guarded: the block running there has its fibers' stacks in place, each other block keeps
+// what its suspended fibers have in use on their stacks in a copy, put back (at the same
+// addresses) when it runs again.
+struct SharedStacks {
+  FiberStacks stacks;
+  BlockExecutor* occupant = nullptr;  // whose fibers' stacks are in place
+};
+
 enum class FiberState : std::uint8_t {
   kReady,
   kRunning,
@@ -77,6 +87,10 @@ class BlockExecutor {
   // Prepares every thread of block `block_idx` to run from the start. `launch` must outlive
   // the block. Throws Error(kOutOfMemory) when stacks or shared memory cannot be had.
   void start(const KernelLaunch& launch, fst_host_uint3 block_idx);
+
+  // Runs the blocks this executor starts next on `shared` (which must outlive them), or on
+  // stacks of its own (nullptr, the default).
+  void share_stacks(SharedStacks* shared);
 
   // Runs the block's threads until none can run; `scheduler` receives control back.
   BlockStatus run(Context& scheduler);
@@ -131,6 +145,12 @@ class BlockExecutor {
   [[noreturn]] void abandon(Fiber& self);
   void make_ready(std::uint32_t index);
   void ensure_arena(std::size_t dynamic_bytes);
+  FiberStacks& stacks() { return shared_ != nullptr ? shared_->stacks : stacks_; }
+  // Puts this block's fibers' stacks in place on shared stacks, setting aside the occupant's.
+  void occupy_shared_stacks();
+  // Copies what the suspended fibers use of their stacks aside (shared stacks).
+  void save_stacks();
+  void restore_stacks();
 
   std::string block_name() const;
   std::string thread_name(const Fiber& fiber) const;
@@ -149,6 +169,10 @@ class BlockExecutor {
   std::uint32_t fiber_capacity_ = 0;
   std::uint32_t count_ = 0;
   FiberStacks stacks_;
+  SharedStacks* shared_ = nullptr;
+  // Per fiber, on shared stacks while another block occupies them: the bytes from the lowest
+  // one its context uses to the top of its stack (empty: exited, or nothing saved).
+  std::vector<std::vector<unsigned char>> stack_images_;
   ReadyQueue ready_;
   std::vector<std::uint32_t> sleepers_;
   std::vector<std::uint32_t> warp_waiting_;  // per warp: lanes waiting at a warp operation

@@ -76,18 +76,16 @@ namespace {
 thread_local Context* t_leaving = nullptr;
 #endif
 
-// A reused stack still carries the poisoned redzones of frames that never returned (a fiber
-// ends by switching away); the sanitizer must see it clean again.
-void forget_old_frames(char* stack_low, std::size_t stack_bytes) {
+}  // namespace
+
+void forget_stack_frames(char* low, std::size_t bytes) {
 #if FSTITCH_HOST_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(stack_low, stack_bytes);
+  ASAN_UNPOISON_MEMORY_REGION(low, bytes);
 #else
-  (void)stack_low;
-  (void)stack_bytes;
+  (void)low;
+  (void)bytes;
 #endif
 }
-
-}  // namespace
 
 Context::~Context() {
 #if FSTITCH_HOST_TSAN
@@ -110,6 +108,14 @@ const char* Context::mechanism() {
   return FSTITCH_HOST_ASM_SWITCH ? "x86-64 assembly" : "ucontext";
 }
 
+const void* Context::stack_in_use_from() const {
+#if FSTITCH_HOST_ASM_SWITCH
+  return sp_;  // the switch's saved registers are at and above it; below is free
+#else
+  return nullptr;
+#endif
+}
+
 void Context::start(Context* self) {
 #if FSTITCH_HOST_ASAN
   __sanitizer_finish_switch_fiber(nullptr, &t_leaving->stack_low_, &t_leaving->stack_bytes_);
@@ -126,7 +132,7 @@ void Context::prepare(char* stack_low, std::size_t stack_bytes, FiberEntry entry
   arg_ = arg;
   stack_low_ = stack_low;
   stack_bytes_ = stack_bytes;
-  forget_old_frames(stack_low, stack_bytes);
+  forget_stack_frames(stack_low, stack_bytes);
   // The frame fst_host_switch_stack pops, from the lowest address up: MXCSR and x87 control
   // word, r15, r14, r13 (function), r12 (argument), rbx, rbp, return address. After the
   // return the stack pointer is 16-byte aligned, as a call from fst_host_fiber_start needs.
@@ -161,7 +167,7 @@ void Context::prepare(char* stack_low, std::size_t stack_bytes, FiberEntry entry
   arg_ = arg;
   stack_low_ = stack_low;
   stack_bytes_ = stack_bytes;
-  forget_old_frames(stack_low, stack_bytes);
+  forget_stack_frames(stack_low, stack_bytes);
   getcontext(&uc_);
   uc_.uc_stack.ss_sp = stack_low;
   uc_.uc_stack.ss_size = stack_bytes;

@@ -14,6 +14,11 @@ namespace fstitch::host {
 
 using FiberEntry = void (*)(void* arg);
 
+// Tells AddressSanitizer (a no-op elsewhere) that [low, low + bytes) of a fiber stack holds no
+// live frames: the redzones of frames that never returned (a fiber ends by switching away),
+// or of frames about to be copied aside or overwritten, are poisoned until then.
+void forget_stack_frames(char* low, std::size_t bytes);
+
 // A suspended flow of control. A context is either prepared to start a function on a
 // stack of its own, or is a slot that switch_to fills with the code that leaves it.
 class Context {
@@ -33,6 +38,10 @@ class Context {
 
   // "x86-64 assembly" or "ucontext": how contexts switch in this build.
   static const char* mechanism();
+
+  // The lowest address a suspended (or prepared, not yet started) context has in use on its
+  // stack; nullptr where the mechanism does not say (ucontext): all of its stack then.
+  const void* stack_in_use_from() const;
 
  private:
   [[noreturn]] static void start(Context* self);

@@ -15,8 +15,9 @@ struct Dim3 {
   unsigned int x = 1, y = 1, z = 1;
 };
 
-// The order in which the threads of a block run between synchronization points. Running a
-// kernel in both orders exposes a missing __syncthreads.
+// The order in which the threads of a block run between synchronization points, and the
+// blocks of a grid start. Running a kernel in both orders exposes a missing __syncthreads,
+// or a result that depends on which block comes first.
 enum class ThreadOrder { kForward, kReverse };
 
 struct HostLaunchOptions {
@@ -67,8 +68,14 @@ inline constexpr std::size_t kMaxStaticSharedBytes = 48 * 1024;
 inline constexpr std::size_t kMaxSharedBytesPerBlock = 227 * 1024;  // static + dynamic
 inline constexpr std::size_t kMinStackBytes = 16 * 1024;
 inline constexpr std::size_t kMaxStackBytes = 64 * 1024 * 1024;
-// A cooperative launch keeps every thread of the grid resident as a fiber with its own
-// stack mapping; this bounds its memory and the process's mapping count.
-inline constexpr std::uint64_t kMaxCooperativeThreads = 16384;
+// A cooperative launch keeps every thread of the grid resident as a fiber with a stack of
+// its own (a cluster launch, every thread of a cluster): this bounds their memory, a few KiB
+// of each stack touched, the rest reserved only. It is above a wave of every device the
+// planner targets (132 SMs x 2048 threads).
+inline constexpr std::uint64_t kMaxResidentThreads = std::uint64_t{1} << 19;
+// Threads whose stacks sit above guard pages at once, in all workers together: two memory
+// mappings each, half the default vm.max_map_count. Resident blocks beyond it take turns on
+// shared stacks, each keeping a copy of what its suspended fibers use (SharedStacks).
+inline constexpr std::uint64_t kMaxGuardedThreads = 16384;
 
 }  // namespace fstitch::host

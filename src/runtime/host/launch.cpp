@@ -18,6 +18,18 @@ namespace {
 // Executors a worker keeps mapped after a cooperative launch needed more.
 constexpr std::size_t kKeptExecutors = 2;
 
+// Where the `count` executors of one worker's resident blocks of `threads` threads keep their
+// fiber stacks: their own, when they fit in the worker's share of the guarded stacks
+// (`guarded_threads`); otherwise executor i takes turns on shared stacks i mod S with the
+// others there, S as many as the share holds.
+void place_stacks(WorkerContext& worker, std::size_t count, std::uint32_t threads,
+                  std::uint64_t guarded_threads) {
+  const std::uint64_t slots =
+      std::max<std::uint64_t>(1, guarded_threads / std::max<std::uint32_t>(1, threads));
+  for (std::size_t i = 0; i < count; ++i)
+    worker.executor(i).share_stacks(count <= slots ? nullptr : &worker.shared_stacks(i % slots));
+}
+
 // What the workers of one launch share: the next block to claim and the first failure.
 class LaunchState {
  public:
@@ -57,6 +69,11 @@ std::uint64_t block_count(const fst_host_uint3& grid) {
   return std::uint64_t{grid.x} * grid.y * grid.z;
 }
 
+// The `n`th of `count` units (blocks or clusters) to start, in the launch's order.
+std::uint64_t nth_unit(const KernelLaunch& launch, std::uint64_t n, std::uint64_t count) {
+  return launch.order == ThreadOrder::kForward ? n : count - 1 - n;
+}
+
 // Non-cooperative: claim blocks one at a time and run each to the end.
 void run_claimed_blocks(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state) {
   const std::uint64_t blocks = block_count(launch.grid);
@@ -64,7 +81,7 @@ void run_claimed_blocks(WorkerContext& worker, const KernelLaunch& launch, Launc
   while (!state.failed()) {
     const std::uint64_t b = state.claim();
     if (b >= blocks) return;
-    executor.start(launch, block_index(launch.grid, b));
+    executor.start(launch, block_index(launch.grid, nth_unit(launch, b, blocks)));
     for (;;) {
       const BlockStatus status = executor.run(worker.scheduler());
       if (status == BlockStatus::kFinished) break;
@@ -123,12 +140,14 @@ bool run_cluster(WorkerContext& worker, const KernelLaunch& launch,
 
 // Clusters: claim clusters one at a time and run each cluster's blocks together.
 void run_claimed_clusters(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state,
-                          std::uint32_t cluster_blocks) {
+                          std::uint32_t cluster_blocks, std::uint64_t guarded_threads) {
   const std::uint64_t clusters = block_count(launch.grid) / cluster_blocks;
   std::vector<BlockExecutor*> cluster;
+  place_stacks(worker, cluster_blocks, launch.threads_per_block, guarded_threads);
   while (!state.failed()) {
-    const std::uint64_t c = state.claim();
-    if (c >= clusters) break;
+    const std::uint64_t claimed = state.claim();
+    if (claimed >= clusters) break;
+    const std::uint64_t c = nth_unit(launch, claimed, clusters);
     cluster.clear();
     for (std::uint32_t r = 0; r < cluster_blocks; ++r) cluster.push_back(&worker.executor(r));
     for (std::uint32_t r = 0; r < cluster_blocks; ++r) {
@@ -139,18 +158,19 @@ void run_claimed_clusters(WorkerContext& worker, const KernelLaunch& launch, Lau
     for (BlockExecutor* b : cluster) b->set_cluster(nullptr);
     if (!ok) break;
   }
-  worker.trim(kKeptExecutors);
 }
 
 // Cooperative: this task keeps blocks task, task + tasks, ... resident and runs them in
 // turns, so a thread spinning with __nanosleep lets the other blocks progress.
 void run_resident_blocks(WorkerContext& worker, const KernelLaunch& launch, LaunchState& state,
-                         unsigned int task, unsigned int tasks) {
+                         unsigned int task, unsigned int tasks, std::uint64_t guarded_threads) {
   const std::uint64_t blocks = block_count(launch.grid);
   std::vector<BlockExecutor*> resident;
+  const std::uint64_t mine = task < blocks ? (blocks - task + tasks - 1) / tasks : 0;
+  place_stacks(worker, static_cast<std::size_t>(mine), launch.threads_per_block, guarded_threads);
   for (std::uint64_t b = task; b < blocks; b += tasks) {
     BlockExecutor& executor = worker.executor(resident.size());
-    executor.start(launch, block_index(launch.grid, b));
+    executor.start(launch, block_index(launch.grid, nth_unit(launch, b, blocks)));
     resident.push_back(&executor);
   }
   while (!resident.empty() && !state.failed()) {
@@ -169,16 +189,17 @@ void run_resident_blocks(WorkerContext& worker, const KernelLaunch& launch, Laun
     // Blocks held by other workers may be what the sleeping threads wait for.
     if (!resident.empty() && tasks > 1) std::this_thread::yield();
   }
-  worker.trim(kKeptExecutors);
 }
 
 void run_task(const KernelLaunch& launch, const HostLaunchOptions& options, LaunchState& state,
               WorkerContext& worker, unsigned int task, unsigned int tasks) {
+  // The workers share the process's budget of guarded stacks.
+  const std::uint64_t guarded_threads = kMaxGuardedThreads / tasks;
   try {
     if (options.cooperative) {
-      run_resident_blocks(worker, launch, state, task, tasks);
+      run_resident_blocks(worker, launch, state, task, tasks, guarded_threads);
     } else if (options.cluster_blocks > 1) {
-      run_claimed_clusters(worker, launch, state, options.cluster_blocks);
+      run_claimed_clusters(worker, launch, state, options.cluster_blocks, guarded_threads);
     } else {
       run_claimed_blocks(worker, launch, state);
     }
@@ -188,6 +209,8 @@ void run_task(const KernelLaunch& launch, const HostLaunchOptions& options, Laun
     state.record(StatusCode::kOutOfMemory,
                  "host backend: out of memory while running kernel '" + launch.kernel_name + "'");
   }
+  // After a launch that needed many executors (or a failed one), a worker keeps few.
+  worker.trim(kKeptExecutors);
 }
 
 }  // namespace
@@ -222,12 +245,12 @@ KernelLaunch make_kernel_launch(const std::string& kernel_name, KernelEntry entr
                                            std::to_string(kMaxStackBytes) + "]");
   }
   if (options.cluster_blocks == 0 || grid.x % options.cluster_blocks != 0 ||
-      std::uint64_t{options.cluster_blocks} * block.x * block.y * block.z > kMaxCooperativeThreads) {
+      std::uint64_t{options.cluster_blocks} * block.x * block.y * block.z > kMaxResidentThreads) {
     fail(StatusCode::kInvalidArgument,
          what + "clusters of " + std::to_string(options.cluster_blocks) + " block(s) of " + dims_text(block) +
              " threads do not fit grid " + dims_text(grid) +
              ": the grid's x extent must be a multiple of the cluster size, and a cluster may hold at most " +
-             std::to_string(kMaxCooperativeThreads) + " threads");
+             std::to_string(kMaxResidentThreads) + " threads");
   }
   KernelLaunch launch;
   launch.kernel_name = kernel_name;
@@ -242,12 +265,12 @@ KernelLaunch make_kernel_launch(const std::string& kernel_name, KernelEntry entr
   // Up to 2^63 blocks of 1024 threads: the product may not fit in 64 bits.
   const std::optional<std::uint64_t> threads =
       checked_mul(block_count(launch.grid), std::uint64_t{launch.threads_per_block});
-  if (options.cooperative && (!threads || *threads > kMaxCooperativeThreads)) {
+  if (options.cooperative && (!threads || *threads > kMaxResidentThreads)) {
     fail(StatusCode::kLaunch, what + "a cooperative grid of " + dims_text(grid) + " blocks of " +
                                   dims_text(block) + " threads (" +
                                   (threads ? std::to_string(*threads) : std::string("more than 2^64")) +
                                   " threads) is too large to keep resident on the host; the limit is " +
-                                  std::to_string(kMaxCooperativeThreads) + " threads");
+                                  std::to_string(kMaxResidentThreads) + " threads");
   }
   return launch;
 }
@@ -258,10 +281,10 @@ void execute_launch(const KernelLaunch& launch, const HostLaunchOptions& options
   if (options.max_workers != 0) workers = std::min<std::uint64_t>(workers, options.max_workers);
   workers = std::min(workers, block_count(launch.grid) / std::max<std::uint32_t>(1, options.cluster_blocks));
   if (options.cluster_blocks > 1) {
-    // Every thread of a resident cluster holds a fiber stack (two memory mappings): the
-    // workers together hold at most a cooperative grid's worth.
+    // Every thread of a resident cluster holds a fiber stack: the workers together hold at
+    // most a cooperative grid's worth.
     const std::uint64_t cluster_threads = std::uint64_t{options.cluster_blocks} * launch.threads_per_block;
-    workers = std::max<std::uint64_t>(1, std::min(workers, kMaxCooperativeThreads / cluster_threads));
+    workers = std::max<std::uint64_t>(1, std::min(workers, kMaxResidentThreads / cluster_threads));
   }
   const auto tasks = static_cast<unsigned int>(workers);
   LaunchState state;

@@ -30,8 +30,15 @@ BlockExecutor& WorkerContext::executor(std::size_t slot) {
   return *executors_[slot];
 }
 
+SharedStacks& WorkerContext::shared_stacks(std::size_t slot) {
+  while (shared_stacks_.size() <= slot) shared_stacks_.push_back(std::make_unique<SharedStacks>());
+  return *shared_stacks_[slot];
+}
+
 void WorkerContext::trim(std::size_t keep) {
+  for (const std::unique_ptr<BlockExecutor>& e : executors_) e->share_stacks(nullptr);
   if (executors_.size() > keep) executors_.resize(keep);
+  shared_stacks_.clear();
 }
 
 unsigned int host_worker_count_from_environment() {

@@ -22,11 +22,15 @@ class WorkerContext {
  public:
   Context& scheduler() { return scheduler_; }
   BlockExecutor& executor(std::size_t slot);
-  // Unmaps all but the first `keep` executors (after a cooperative launch needed many).
+  SharedStacks& shared_stacks(std::size_t slot);
+  // Unmaps all but the first `keep` executors and no shared stacks (after a cooperative
+  // launch needed many); every executor then has stacks of its own again.
   void trim(std::size_t keep);
 
  private:
   Context scheduler_;
+  // Before the executors, so that they are destroyed first.
+  std::vector<std::unique_ptr<SharedStacks>> shared_stacks_;
   std::vector<std::unique_ptr<BlockExecutor>> executors_;
 };
 
