@@ -852,7 +852,7 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       out << "\n  split row: " << s.split.blocks << " block(s) per row, slices of " << s.split.slice_cols
           << " column(s), " << s.split.groups << " group(s) resident together ("
           << group_residency_name(s.split.residency)
-          << "), partials combined in slice order by every block after a group barrier";
+          << "), partials combined in one fixed order by every block after a group barrier";
     }
     if (s.gelu == GeluEvaluation::kBf16Table)
       out << "\n  gelu: " << gelu_evaluation_name(s.gelu) << " (" << bf16_gelu_table_bytes()

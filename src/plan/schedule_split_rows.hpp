@@ -2,8 +2,9 @@
 // to fill the device, or rows longer than one block should walk, each row is cut into G
 // slices, one per block of a group. A block reduces its slice like a block-per-row kernel,
 // publishes its partial, and the group meets at a barrier; every block then combines the G
-// partials in slice order (bit-identical in every block and every run) and goes on with the
-// row's next pass over its own slice, which it keeps on chip.
+// partials in one fixed order (bit-identical in every block and every run: slice order in a
+// cluster, a strided share per thread and the block's reduction tree through global memory)
+// and goes on with the row's next pass over its own slice, which it keeps on chip.
 #pragma once
 
 #include <cstddef>

@@ -97,7 +97,7 @@ TEST(SplitRows, OneRowOfAMillionElementsOnAGroupAsLargeAsTheDevice) {
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 
-// Every block combines the group's partials in slice order: the same bits run after run and
+// Every block combines the group's partials in one fixed order: the same bits run after run and
 // in either thread order, whichever block arrives first.
 class SplitRowsBits : public ::testing::TestWithParam<int> {};
 
