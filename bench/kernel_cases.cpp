@@ -15,9 +15,10 @@ struct Shape2 {
 // size 768 and its MLP width 3072.
 constexpr Shape2 kSm90Shapes[] = {{8192, 4096}, {16384, 1024}, {64 * 197, 768}, {64 * 197, 3072}};
 constexpr Shape2 kSm80Shape = {8192, 4096};
-// Too few rows for a block each: one long row, a batch of GPT-2 vocabulary rows (odd: shifted
+// Too few rows for a block each: one long row, one of a million elements (a group as large as
+// the device), a batch of GPT-2 vocabulary rows (odd: shifted
 // vectors), a batch of LLaMA vocabulary rows (whole vectors).
-constexpr Shape2 kFewRowShapes[] = {{1, 100000}, {64, 50257}, {4, 32000}};
+constexpr Shape2 kFewRowShapes[] = {{1, 100000}, {1, 1 << 20}, {64, 50257}, {4, 32000}};
 // ViT-B/16's attention scores at batch 64: 12 heads of 197 x 197, rows of an odd length.
 constexpr Shape2 kAttentionShape = {64 * 12 * 197, 197};
 

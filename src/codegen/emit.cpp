@@ -743,19 +743,41 @@ class KernelEmitter {
   // The element values of the stored values (empty for a row kernel's row values), all
   // computed before any is stored: an output that updates an input in place overwrites an
   // element only after every read of it.
+  // A permuted element value's is its operand's at the element.
   std::vector<std::string> stored_element_values() {
     std::vector<std::string> values;
     for (ValueId v : s_.stored) {
+      if (!s_.reduced_axes.empty() && s_.role(v) == ValueRole::kPermutedElement) {
+        values.push_back(value_at(g_.node(v).operands[0], kElement));
+        continue;
+      }
       const bool element = s_.reduced_axes.empty() || s_.role(v) == ValueRole::kElement;
       values.push_back(element ? value_at(v, kElement) : std::string());
     }
     return values;
   }
 
+  // Where the element at flat index f of its operand goes in a permuted value: the operand's
+  // coordinate on axis perm[i] is the value's on axis i.
+  std::string permuted_store_index(ValueId v) {
+    const Node& n = g_.node(v);
+    std::vector<int64_t> inverse(n.axes.size());
+    for (size_t i = 0; i < n.axes.size(); ++i)
+      inverse[static_cast<size_t>(n.axes[i])] = static_cast<int64_t>(i);
+    return index_var(permute_index(g_.node(n.operands[0]).dims, n.dims, inverse, kElement));
+  }
+
+  // A value's index where it is stored in the element pass: the element's, or through its
+  // permutation.
+  std::string element_store_index(ValueId v) {
+    return !s_.reduced_axes.empty() && s_.role(v) == ValueRole::kPermutedElement ? permuted_store_index(v)
+                                                                                 : std::string(kElement);
+  }
+
   void store_element_values() {
     const std::vector<std::string> values = stored_element_values();
     for (size_t i = 0; i < s_.stored.size(); ++i) {
-      if (!values[i].empty()) store(s_.stored[i], kElement, values[i]);
+      if (!values[i].empty()) store(s_.stored[i], element_store_index(s_.stored[i]), values[i]);
     }
   }
 

@@ -220,6 +220,8 @@ const char* value_role_name(ValueRole r) {
       return "indexed";
     case ValueRole::kColumnTotal:
       return "column total";
+    case ValueRole::kPermutedElement:
+      return "permuted element";
   }
   return "?";
 }
@@ -526,6 +528,15 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     return false;
   };
 
+  // A permute of an impure element value that leaves the kernel is written through the
+  // permutation (ValueRole::kPermutedElement) instead of ending the kernel.
+  auto permuted_element = [&](const Node& n) {
+    if (!has_reduction || n.op != OpKind::kPermute) return false;
+    const int k = index(n.operands[0]);
+    return k >= 0 && !spec.pures[static_cast<size_t>(k)] &&
+           spec.roles[static_cast<size_t>(k)] == ValueRole::kElement;
+  };
+
   // Roles, purity, levels; then every internal edge must be one the schedule can carry.
   for (ValueId v : members) {
     const Node& n = g.node(v);
@@ -536,6 +547,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       role = ValueRole::kColumnTotal;
     } else if (reduce) {
       role = ValueRole::kRow;
+    } else if (permuted_element(n)) {
+      role = ValueRole::kPermutedElement;
     } else if (n.dims == spec.domain ||
                (!has_reduction && element_count(n.dims) == element_count(spec.domain)) || flat_element(n)) {
       role = ValueRole::kElement;
@@ -574,6 +587,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         ok = from == role || (from == ValueRole::kRow && spec.cols == 1);
       } else if (n.op == OpKind::kReshape) {
         ok = from == role && role != ValueRole::kIndexed;
+      } else if (role == ValueRole::kPermutedElement) {
+        ok = from == ValueRole::kElement;
       } else if (n.op == OpKind::kBroadcast) {
         ok = from == ValueRole::kRow && role == ValueRole::kElement &&
              is_aligned_row_shape(g.node(op).dims, spec.domain, spec.reduced_axes);
@@ -591,6 +606,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         if (member(u))
           return reject("column total %" + std::to_string(v) + " feeds %" + std::to_string(u) +
                         ": it is complete only at the kernel's end");
+      }
+    }
+    if (role == ValueRole::kPermutedElement) {
+      for (ValueId u : in.users[static_cast<size_t>(v)]) {
+        if (member(u))
+          return reject("permuted %" + std::to_string(v) + " feeds %" + std::to_string(u) +
+                        ": a permuted element value is only written, at its index in the permuted shape");
       }
     }
     if (in.policy == FusionPolicy::kLoop && reduce) {
@@ -663,7 +685,9 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     auto contribute = [&](ValueId user) -> uint64_t {
       const int k = index(user);
       const Node& u = g.node(user);
-      if (spec.roles[static_cast<size_t>(k)] == ValueRole::kColumnTotal) return uint64_t{1} << final_pass;
+      if (spec.roles[static_cast<size_t>(k)] == ValueRole::kColumnTotal ||
+          spec.roles[static_cast<size_t>(k)] == ValueRole::kPermutedElement)
+        return uint64_t{1} << final_pass;
       if (op_family(u.op) == OpFamily::kReduce)
         return uint64_t{1} << (spec.levels[static_cast<size_t>(k)] - 1);
       if (spec.roles[static_cast<size_t>(k)] == ValueRole::kElement &&

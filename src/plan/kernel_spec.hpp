@@ -27,6 +27,10 @@ enum class ValueRole : uint8_t {
   // which each block accumulates over its rows and the last block to finish combines; it
   // only leaves the kernel (a norm backward's dgamma beside its dx).
   kColumnTotal,
+  // A permute of an element value (its axes reordered, the same elements): each element is
+  // written at its index in the permuted shape, in the pass that stores element values; it
+  // only leaves the kernel (attention's heads moved after a softmax or a norm).
+  kPermutedElement,
 };
 const char* value_role_name(ValueRole r);
 

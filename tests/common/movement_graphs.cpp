@@ -144,6 +144,21 @@ Graph qkv_split(int64_t rows, int64_t cols, DType dtype) {
   return g;
 }
 
+// A softmax over the rows handed on transposed ([cols, rows]) and as it is: a permute
+// downstream of a row reduction.
+Graph softmax_transposed(int64_t rows, int64_t cols, DType dtype) {
+  Graph g;
+  const Dims dims = {rows, cols};
+  ValueId x = to_compute(g, build_input(g, "x", dtype, dims), dtype);
+  ValueId m = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {1}, true), dims);
+  ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, m));
+  ValueId y = build_binary(g, OpKind::kDiv, e,
+                           build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims));
+  build_output(g, "y_transposed", to_storage(g, build_permute(g, y, {1, 0}), dtype));
+  build_output(g, "y", to_storage(g, y, dtype));
+  return g;
+}
+
 const std::vector<MovementGraph>& movement_graphs() {
   static const std::vector<MovementGraph> graphs = {
       {"rotate_half", rotate_half},
@@ -153,6 +168,7 @@ const std::vector<MovementGraph>& movement_graphs() {
       {"pad_reduce", pad_reduce},
       {"take_axes", take_axes},
       {"concat_norm_pad_softmax", concat_norm_pad_softmax},
+      {"softmax_transposed", softmax_transposed},
   };
   return graphs;
 }

@@ -24,7 +24,8 @@ struct MovementGraph {
 
 // rotate_half, qkv_split and graphs that cover every movement operation: strided and
 // negative-bound slices, concat of several operands, pads feeding a row reduction, take
-// along each axis with in-range, negative and out-of-range indices (i32 and i64).
+// along each axis with in-range, negative and out-of-range indices (i32 and i64), a permute
+// after a row reduction.
 const std::vector<MovementGraph>& movement_graphs();
 
 }  // namespace fstitch::testing

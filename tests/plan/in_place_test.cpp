@@ -133,5 +133,23 @@ TEST(InPlace, AnInputReadByAnOpaqueOperationIsRefused) {
   EXPECT_NE(describe_in_place(g, p, 0, 0, c).find("\"matmul\""), std::string::npos);
 }
 
+// A softmax written transposed puts each element at another row's position, which other
+// blocks may not have read yet: the permuted output never takes the input's buffer.
+TEST(InPlace, APermutedOutputIsWrittenElsewhere) {
+  Graph g;
+  const Dims dims = {64, 64};
+  ValueId x = build_input(g, "x", DType::kF32, dims);
+  ValueId m = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {1}, true), dims);
+  ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, m));
+  ValueId y = build_binary(g, OpKind::kDiv, e,
+                           build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims));
+  build_output(g, "y_transposed", build_permute(g, y, {1, 0}));
+  build_output(g, "y", y);
+  FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  EXPECT_EQ(verdict(g, p, 0, 0), InPlaceVerdict::kReadElsewhere);
+  EXPECT_FALSE(may_take(p, 0, 0));
+}
+
 }  // namespace
 }  // namespace fstitch
