@@ -65,60 +65,51 @@ TEST(HostSync, DynamicSharedMemoryStartsAsNaNInEveryBlock) {
   }
 }
 
-TEST(HostSync, GridBarrierInACooperativeLaunchWithMoreBlocksThanWorkers) {
-  const int blocks = 8, per_block = 200;
-  const std::vector<float> x = random_whole_floats(blocks * per_block, -20, 20, 13);
+// Runs fst_grid_total as a cooperative grid of `blocks` blocks of 64 threads, `per_block`
+// whole numbers each (their sum is exact in any order), and returns how many blocks got a
+// total other than the sum; the arrival counter must count every block.
+int wrong_grid_totals(int blocks, int per_block, std::uint32_t seed, HostLaunchOptions options) {
+  const std::vector<float> x = random_whole_floats(static_cast<size_t>(blocks * per_block), -20, 20, seed);
   float total = 0;
   for (float v : x) total += v;
+  std::vector<float> partial(static_cast<size_t>(blocks), kNaN), totals(static_cast<size_t>(blocks), kNaN);
+  unsigned int counter = 0;
+  const float* xp = x.data();
+  float* pp = partial.data();
+  float* tp = totals.data();
+  unsigned int* cp = &counter;
+  int n = per_block;
+  void* params[] = {&xp, &pp, &tp, &cp, &n};
+  options.cooperative = true;
+  test_kernels().launch("fst_grid_total", {static_cast<unsigned int>(blocks)}, {64}, 0, params, options);
+  EXPECT_EQ(counter, static_cast<unsigned int>(blocks));
+  int wrong = 0;
+  for (float t : totals) wrong += t == total ? 0 : 1;
+  return wrong;
+}
+
+TEST(HostSync, GridBarrierInACooperativeLaunchWithMoreBlocksThanWorkers) {
   for (unsigned int workers : {1u, 2u}) {
     for (ThreadOrder order : kBothOrders) {
-      std::vector<float> partial(blocks, kNaN), totals(blocks, kNaN);
-      unsigned int counter = 0;
-      const float* xp = x.data();
-      float* pp = partial.data();
-      float* tp = totals.data();
-      unsigned int* cp = &counter;
-      int n = per_block;
-      void* params[] = {&xp, &pp, &tp, &cp, &n};
       HostLaunchOptions options;
-      options.cooperative = true;
       options.order = order;
       options.max_workers = workers;
-      test_kernels().launch("fst_grid_total", {blocks}, {64}, 0, params, options);
-      EXPECT_EQ(counter, static_cast<unsigned int>(blocks));
-      for (int b = 0; b < blocks; ++b)
-        EXPECT_EQ(totals[b], total) << "block " << b << ", " << workers << " workers, " << order_name(order);
+      EXPECT_EQ(wrong_grid_totals(8, 200, 13, options), 0) << workers << " workers, " << order_name(order);
     }
   }
 }
 
-// 40960 threads wait at one grid barrier: their stacks with guard pages would take 81920
-// memory mappings, more than a process may have by default (65530), so blocks waiting for
-// the others must drop their guards and take them back when they run.
+// 40960 threads wait at one grid barrier: their stacks, each above a guard page, would take
+// 81920 memory mappings, more than a process may have by default (65530), so blocks beyond
+// the guarded budget take turns on shared guarded stacks.
 TEST(HostSync, GridBarrierOverMoreThreadsThanGuardedStacks) {
-  const int blocks = 640, per_block = 96;
+  const int blocks = 640;
   static_assert(blocks * 64 > kMaxGuardedThreads, "the grid must exceed the guarded stacks");
-  const std::vector<float> x = random_whole_floats(blocks * per_block, -20, 20, 31);
-  float total = 0;
-  for (float v : x) total += v;  // whole numbers below 2^24: exact in any order
   for (ThreadOrder order : kBothOrders) {
-    std::vector<float> partial(blocks, kNaN), totals(blocks, kNaN);
-    unsigned int counter = 0;
-    const float* xp = x.data();
-    float* pp = partial.data();
-    float* tp = totals.data();
-    unsigned int* cp = &counter;
-    int n = per_block;
-    void* params[] = {&xp, &pp, &tp, &cp, &n};
     HostLaunchOptions options;
-    options.cooperative = true;
     options.order = order;
     options.stack_bytes = kMinStackBytes;
-    test_kernels().launch("fst_grid_total", {blocks}, {64}, 0, params, options);
-    EXPECT_EQ(counter, static_cast<unsigned int>(blocks));
-    int wrong = 0;
-    for (int b = 0; b < blocks; ++b) wrong += totals[b] == total ? 0 : 1;
-    EXPECT_EQ(wrong, 0) << order_name(order);
+    EXPECT_EQ(wrong_grid_totals(blocks, 96, 31, options), 0) << order_name(order);
   }
 }
 
