@@ -92,7 +92,7 @@ bool integer_mode_of(uint64_t seed) {
 class Generator {
  public:
   Generator(uint64_t seed, const RandomGraphOptions& options, bool integer)
-      : rng_(seed), options_(options), integer_(integer) {}
+      : rng_(seed), layout_rng_(seed ^ 0x5be0cd19137e2179ull), options_(options), integer_(integer) {}
 
   Graph build() {
     domain_ = choose_domain();
@@ -759,10 +759,24 @@ class Generator {
         outputs.push_back(cast_to(v, other_dtype(dtype_of(v))).id);
       }
     }
+    // Sometimes the first output leaves with its axes reordered (downstream of whatever
+    // reductions made it). Drawn from a generator of its own, so the rest of each graph is
+    // what it was before permuted outputs existed.
+    const size_t rank = g_.node(outputs[0]).dims.size();
+    if (rank >= 2 && layout_rng_.chance(0.2)) {
+      std::vector<int64_t> perm(rank);
+      for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(i);
+      while (std::is_sorted(perm.begin(), perm.end())) {
+        for (size_t i = rank - 1; i > 0; --i)
+          std::swap(perm[i], perm[static_cast<size_t>(layout_rng_.below(i + 1))]);
+      }
+      outputs[0] = build_permute(g_, outputs[0], perm);
+    }
     for (size_t i = 0; i < outputs.size(); ++i) build_output(g_, "y" + std::to_string(i), outputs[i]);
   }
 
   Rng rng_;
+  Rng layout_rng_;  // permuted outputs only
   RandomGraphOptions options_;
   bool integer_;
   Graph g_;

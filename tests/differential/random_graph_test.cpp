@@ -77,6 +77,7 @@ struct Coverage {
   int slices = 0, concats = 0, pads = 0, takes = 0;
   int f16 = 0, bf16 = 0, f64 = 0, i8 = 0, u8 = 0, i32 = 0;
   int multi_output = 0, three_outputs = 0, input_output = 0, repeated_output = 0, bool_output = 0;
+  int permuted_output = 0;
 };
 
 bool is_comparison(OpKind op) {
@@ -150,15 +151,17 @@ void count(const Graph& g, uint64_t seed, Coverage& c) {
   c.multi_output += outs.size() > 1;
   c.three_outputs += outs.size() == 3;
   std::set<ValueId> distinct;
-  bool input_out = false, bool_out = false;
+  bool input_out = false, bool_out = false, permuted_out = false;
   for (const GraphOutput& o : outs) {
     distinct.insert(o.value);
+    permuted_out = permuted_out || g.node(o.value).op == OpKind::kPermute;
     input_out = input_out || g.node(o.value).op == OpKind::kInput;
     bool_out = bool_out || g.node(o.value).dtype == DType::kBool;
   }
   c.input_output += input_out;
   c.repeated_output += distinct.size() < outs.size();
   c.bool_output += bool_out;
+  c.permuted_output += permuted_out;
 
   // Float graphs compare inputs only, and use no operation that flips discretely.
   if (!integer) {
@@ -222,6 +225,7 @@ TEST(RandomGraph, DefaultSeedsAreValidAndCoverTheIntendedMix) {
   EXPECT_GE(c.input_output, 30);
   EXPECT_GE(c.repeated_output, 30);
   EXPECT_GE(c.bool_output, 18);
+  EXPECT_GE(c.permuted_output, 50);
 }
 
 }  // namespace
