@@ -740,14 +740,13 @@ class KernelEmitter {
     }
   }
 
-  // The element values of the stored values (empty for a row kernel's row values), all
-  // computed before any is stored: an output that updates an input in place overwrites an
-  // element only after every read of it.
-  // A permuted element value's is its operand's at the element.
+  // The element values of the stored values (empty for a row kernel's row values; a permuted
+  // element's is its operand's at the element), all computed before any is stored: an output
+  // that updates an input in place overwrites an element only after every read of it.
   std::vector<std::string> stored_element_values() {
     std::vector<std::string> values;
     for (ValueId v : s_.stored) {
-      if (!s_.reduced_axes.empty() && s_.role(v) == ValueRole::kPermutedElement) {
+      if (permuted_element(v)) {
         values.push_back(value_at(g_.node(v).operands[0], kElement));
         continue;
       }
@@ -755,6 +754,12 @@ class KernelEmitter {
       values.push_back(element ? value_at(v, kElement) : std::string());
     }
     return values;
+  }
+
+  // Only a kernel with a reduction has roles for what it stores (a copy kernel stores values
+  // that are not its members).
+  bool permuted_element(ValueId v) const {
+    return !s_.reduced_axes.empty() && s_.role(v) == ValueRole::kPermutedElement;
   }
 
   // Where the element at flat index f of its operand goes in a permuted value: the operand's
@@ -770,8 +775,7 @@ class KernelEmitter {
   // A value's index where it is stored in the element pass: the element's, or through its
   // permutation.
   std::string element_store_index(ValueId v) {
-    return !s_.reduced_axes.empty() && s_.role(v) == ValueRole::kPermutedElement ? permuted_store_index(v)
-                                                                                 : std::string(kElement);
+    return permuted_element(v) ? permuted_store_index(v) : std::string(kElement);
   }
 
   void store_element_values() {

@@ -345,9 +345,7 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
     double element_accesses = 0;
     for (ValueId v : s.loaded)
       element_accesses += element_count(g.node(v).dims) == element_count(s.domain) ? 1 : 0;
-    for (ValueId v : s.stored)
-      element_accesses +=
-          s.role(v) == ValueRole::kElement || s.role(v) == ValueRole::kPermutedElement ? 1 : 0;
+    for (ValueId v : s.stored) element_accesses += stored_per_element(s.role(v)) ? 1 : 0;
     k += (V - 1.0) / static_cast<double>(std::max<int64_t>(1, s.cols)) *
          (element_accesses * (3.0 - 3.0 / V) + 2.0);
   }

@@ -33,6 +33,11 @@ enum class ValueRole : uint8_t {
   kPermutedElement,
 };
 const char* value_role_name(ValueRole r);
+// Whether a stored value of this role is written once per domain element, in the pass that
+// stores element values.
+inline bool stored_per_element(ValueRole r) {
+  return r == ValueRole::kElement || r == ValueRole::kPermutedElement;
+}
 
 // How threads map onto rows.
 enum class ScheduleKind : uint8_t {

@@ -46,9 +46,7 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
   std::vector<ValueId> reductions;
   for (size_t i = 0; i < spec.members.size(); ++i) {
     // Element values are stored during the single pass, so none may depend on a reduction.
-    if ((spec.roles[i] == ValueRole::kElement || spec.roles[i] == ValueRole::kPermutedElement) &&
-        !spec.pures[i])
-      return false;
+    if (stored_per_element(spec.roles[i]) && !spec.pures[i]) return false;
     if (op_family(g.node(spec.members[i]).op) == OpFamily::kReduce) reductions.push_back(spec.members[i]);
   }
   ColumnShape shape;
