@@ -36,7 +36,13 @@ GRAPHS = [
 SHAPES = {"full": [(8192, 4096), (16384, 1024)], "quick": [(4096, 1024)]}
 # The column and middle-axis sums of tests/common/reduction_graphs.cpp: input shape (the one
 # fstitch_bench_gpu runs in every timed mode) and the reduced axis, summed in f32.
-REDUCTIONS = {"bias_grad_column_sum": ((8192, 1024), 0), "middle_axis_sum": ((64, 4096, 64), 1)}
+# column_softmax normalizes down the columns: its output has the input's shape.
+REDUCTIONS = {
+    "bias_grad_column_sum": ((8192, 1024), 0),
+    "middle_axis_sum": ((64, 4096, 64), 1),
+    "column_softmax": ((4096, 1024), 0),
+}
+SAME_SHAPE_OUTPUT = {"column_softmax"}
 ALL_GRAPHS = GRAPHS + list(REDUCTIONS)
 DTYPES = ["f32", "bf16"]
 ALL_MODES = ["eager", "compile", "max_autotune", "jax"]
@@ -51,6 +57,7 @@ INPUTS = {
     "gelu_bias": [("x", "m"), ("bias", "v")],
     "bias_grad_column_sum": [("dy", "d")],  # "d": the reduction's input shape
     "middle_axis_sum": [("x", "d")],
+    "column_softmax": [("x", "d")],
 }
 OUTPUT_COUNT = {name: 2 if name == "bias_residual_layer_norm" else 1 for name in GRAPHS}
 ELEMENT_BYTES = {"f32": 4, "bf16": 2}
@@ -71,7 +78,7 @@ def lower_bound_bytes(graph, rows, cols, dtype, dims=None):
     """Each input read once and each output written once, as fst_fusion_planned_bytes counts."""
     if graph in REDUCTIONS:
         axis = REDUCTIONS[graph][1]
-        kept = [d for i, d in enumerate(dims) if i != axis]
+        kept = dims if graph in SAME_SHAPE_OUTPUT else [d for i, d in enumerate(dims) if i != axis]
         return (element_count(dims) + element_count(kept)) * ELEMENT_BYTES[dtype]
     elements = sum(rows * cols if kind == "m" else cols for _, kind in INPUTS[graph])
     elements += OUTPUT_COUNT[graph] * rows * cols
@@ -122,6 +129,11 @@ def torch_graphs(torch):
     def middle_axis_sum(x):
         return (x.float().sum(dim=1).to(x.dtype),)
 
+    def column_softmax(x):
+        xf = x.float()
+        e = torch.exp(xf - xf.amax(dim=0, keepdim=True))
+        return ((e / e.sum(dim=0, keepdim=True)).to(x.dtype),)
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -131,6 +143,7 @@ def torch_graphs(torch):
         "gelu_bias": gelu_bias,
         "bias_grad_column_sum": bias_grad_column_sum,
         "middle_axis_sum": middle_axis_sum,
+        "column_softmax": column_softmax,
     }
 
 
@@ -178,6 +191,11 @@ def jax_graphs(jax, jnp):
     def middle_axis_sum(x):
         return (jnp.sum(x.astype(f32), axis=1).astype(x.dtype),)
 
+    def column_softmax(x):
+        xf = x.astype(f32)
+        e = jnp.exp(xf - jnp.max(xf, axis=0, keepdims=True))
+        return ((e / jnp.sum(e, axis=0, keepdims=True)).astype(x.dtype),)
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -187,6 +205,7 @@ def jax_graphs(jax, jnp):
         "gelu_bias": gelu_bias,
         "bias_grad_column_sum": bias_grad_column_sum,
         "middle_axis_sum": middle_axis_sum,
+        "column_softmax": column_softmax,
     }
 
 

@@ -197,6 +197,17 @@ class TorchBaselineTest(unittest.TestCase):
         self.assertEqual(lb("bias_grad_column_sum", 8192, 1024, "bf16", (8192, 1024)), (8192 * 1024 + 1024) * 2)
         self.assertEqual(lb("middle_axis_sum", 64 * 4096, 64, "f32", (64, 4096, 64)), (64 * 4096 * 64 + 64 * 64) * 4)
 
+    def test_column_softmax_normalizes_each_column(self):
+        rng = np.random.default_rng(6)
+        x = self.tensor(rng.uniform(-2, 2, (7, 3)))
+        (y,) = self.graphs["column_softmax"](x)
+        self.assertEqual(y.array.shape, (7, 3))
+        e = np.exp(x.array - x.array.max(axis=0, keepdims=True))
+        np.testing.assert_allclose(y.array, e / e.sum(axis=0, keepdims=True), rtol=1e-6)
+        # Read once and written once: the output has the input's shape.
+        lb = self.baseline.lower_bound_bytes
+        self.assertEqual(lb("column_softmax", 4096, 1024, "bf16", (4096, 1024)), 2 * 4096 * 1024 * 2)
+
     def test_lower_bound_counts_inputs_and_outputs(self):
         lb = self.baseline.lower_bound_bytes
         self.assertEqual(lb("layer_norm", 8192, 4096, "bf16"), (2 * 8192 * 4096 + 2 * 4096) * 2)
@@ -207,14 +218,18 @@ class TorchBaselineTest(unittest.TestCase):
         output = os.path.join(tempfile.mkdtemp(), "torch.json")
         code = self.baseline.main(["--device", "cpu", "--quick", "--shapes", "8x16", "--runs", "2", "--warmup", "1",
                                    "--modes", "eager,compile", "--output", output,
-                                   "--reduction-dims", "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4"])
+                                   "--reduction-dims",
+                                   "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4"])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
-        self.assertEqual(len(doc["cases"]), 16)  # six graphs and two reductions, two dtypes each
+        self.assertEqual(len(doc["cases"]), 18)  # six graphs and three reductions, two dtypes each
         reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c}
         self.assertEqual(sorted(reductions), [("bias_grad_column_sum", "bf16"), ("bias_grad_column_sum", "f32"),
+                                              ("column_softmax", "bf16"), ("column_softmax", "f32"),
                                               ("middle_axis_sum", "bf16"), ("middle_axis_sum", "f32")])
+        column = reductions[("column_softmax", "f32")]
+        self.assertEqual(column["lower_bound_bytes"], 2 * 20 * 4)
         middle = reductions[("middle_axis_sum", "f32")]
         self.assertEqual((middle["dims"], middle["rows"], middle["cols"]), ([2, 3, 4], 6, 4))
         self.assertEqual(middle["lower_bound_bytes"], (24 + 8) * 4)

@@ -93,6 +93,8 @@ class KernelEmitter {
     if (s_.gelu == GeluEvaluation::kBf16Table) out_ << bf16_gelu_kernel_setup("  ");
     if (s_.reduced_axes.empty()) {
       elementwise_body();
+    } else if (s_.schedule == ScheduleKind::kColumnTile && s_.column.passes > 1) {
+      column_passes_body();
     } else if (s_.schedule == ScheduleKind::kColumnTile) {
       column_tile_body();
     } else {
@@ -789,6 +791,7 @@ class KernelEmitter {
 #include "codegen/row_body.inc"
 #include "codegen/row_element_loops.inc"
 
+#include "codegen/column_passes_body.inc"
 #include "codegen/column_tile_body.inc"
 
   const Graph& g_;

@@ -50,6 +50,10 @@ bool is_aligned_row_shape(const Dims& dims, const Dims& domain, const std::vecto
   return true;
 }
 
+// Which of the values several passes need a register cache keeps: all of them, or only
+// those read from global memory (the rest recomputed from them in each pass).
+enum class KeptValues : uint8_t { kAll, kLoadsOnly };
+
 // No row cache and no column tiling: what every schedule candidate starts from.
 void reset_cache_and_tiling(KernelSpec& s) {
   s.cache = RowCache::kRecompute;
@@ -796,7 +800,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     // Kernels with column totals: resident blocks per SM the grid is held to (0: a full wave).
     // Each block adds a row of partials per total, so fewer blocks may move fewer bytes.
     int grid_blocks_per_sm = 0;
+    KeptValues kept = KeptValues::kAll;  // RowCache::kRegisters: which candidates are kept
   };
+  // The cache candidates read from global memory.
+  std::vector<ValueId> cache_loads;
+  for (ValueId v : cache_candidates) {
+    if (std::find(spec.loaded.begin(), spec.loaded.end(), v) != spec.loaded.end()) cache_loads.push_back(v);
+  }
   std::vector<Mapping> mappings;
   // Rows that are not whole vectors (GPT-2's 50257 columns) also get shifted vectors, scored
   // against the narrower vectors that divide the row.
@@ -831,8 +841,19 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     for (int b : {128, 256, 512}) mappings.push_back({ScheduleKind::kElementwise, 1, b});
   } else if (!spec.contiguous_rows || C == 1) {
     // The column tile (plan/schedule_columns.hpp) sizes itself; thread per row is its fallback.
-    if (!spec.contiguous_rows && C > 1)
+    // With several passes, also with the values they share kept in registers.
+    if (!spec.contiguous_rows && C > 1) {
       mappings.push_back({ScheduleKind::kColumnTile, 0, 0, RowCache::kRecompute});
+      if (!cache_candidates.empty())
+        mappings.push_back({ScheduleKind::kColumnTile, 0, 0, RowCache::kRegisters});
+      // Only the loads kept: fewer registers (more blocks, shorter chunks) for recomputing
+      // what the passes derive from them.
+      if (!cache_loads.empty() && cache_loads.size() < cache_candidates.size()) {
+        Mapping m{ScheduleKind::kColumnTile, 0, 0, RowCache::kRegisters};
+        m.kept = KeptValues::kLoadsOnly;
+        mappings.push_back(m);
+      }
+    }
     for (int b : {128, 256}) add_row_mapping(ScheduleKind::kThreadPerRow, 1, b);
   } else {
     for (int t = 2; t <= 16 && t / 2 < C; t *= 2) {
@@ -887,15 +908,41 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       return false;
     if (m.schedule == ScheduleKind::kColumnTile) {
       spec.vector_width = 1;
+      spec.cache = m.cache;
+      if (m.cache == RowCache::kRegisters) {
+        spec.cached = m.kept == KeptValues::kLoadsOnly ? cache_loads : cache_candidates;
+        std::sort(spec.cached.begin(), spec.cached.end());
+      }
       if (!fit_column_tile(in, spec)) return false;
       spec.vector_width = spec.column.vector;
-      // One pass that also stores the element values: every load is read once, nothing is
-      // cached; a split adds its partials and counters, written once and read once.
-      uint64_t reads = 0;
-      for (ValueId v : spec.loaded) reads = add_traffic(reads, value_bytes(g, v));
-      const uint64_t scratch = add_traffic(spec.column.partial_bytes, spec.column.counter_bytes);
-      spec.bytes_read = add_traffic(reads, scratch);
-      spec.bytes_written = add_traffic(written, scratch);
+      const ColumnTiling& t = spec.column;
+      if (t.passes == 1) {
+        // One pass that also stores the element values: every load is read once, nothing is
+        // cached; a split adds its partials and counters, written once and read once.
+        uint64_t reads = 0;
+        for (ValueId v : spec.loaded) reads = add_traffic(reads, value_bytes(g, v));
+        const uint64_t scratch = add_traffic(spec.column.partial_bytes, spec.column.counter_bytes);
+        spec.bytes_read = add_traffic(reads, scratch);
+        spec.bytes_written = add_traffic(written, scratch);
+      } else {
+        // The passes read what they do not keep again. A group's blocks each write their
+        // partials once per tile; the last to arrive reads them all and writes the totals,
+        // which every block reads.
+        spec.bytes_read = m.cache == RowCache::kRegisters ? reads_cached : reads_recomputed;
+        uint64_t partials_written = 0, partials_read = 0;
+        if (t.releases_groups()) {
+          const uint64_t per_tile = static_cast<uint64_t>(t.tile_elements()) * static_cast<uint64_t>(t.tiles);
+          for (ValueId v : spec.members) {
+            const Node& r = g.node(v);
+            if (op_family(r.op) != OpFamily::kReduce) continue;
+            const uint64_t acc = accumulator_bytes(r.op, r.dtype) * per_tile;
+            partials_written = add_traffic(partials_written, acc, static_cast<uint64_t>(t.split + 1));
+            partials_read = add_traffic(partials_read, acc, 2 * static_cast<uint64_t>(t.split));
+          }
+        }
+        spec.bytes_read = add_traffic(spec.bytes_read, add_traffic(partials_read, t.counter_bytes));
+        spec.bytes_written = add_traffic(written, add_traffic(partials_written, t.counter_bytes));
+      }
       // The tiling sizes its own grid, for the occupancy its register estimate allows; the
       // kernel's minimum-blocks hint holds ptxas to it.
       spec.work_units = work_units(g, spec);

@@ -191,13 +191,21 @@ int element_shaped_loads(const Graph& g, const KernelSpec& s) {
   return loads;
 }
 
-int column_tile_registers(int reductions, int element_loads) {
+int column_tile_registers(int reductions, int element_loads, int64_t cache_slots, int passes, int vector) {
   // The base (32-bit indices, pointers, the loop), a 16-byte vector of each element input
   // per reduced row in flight, two deep (the loop is unrolled twice), and two per
   // accumulator. The kernel's minimum-blocks hint holds ptxas to the occupancy this allows:
   // one input and one reduction fit the 32 registers of eight 256-thread blocks per SM,
   // f32, bf16 and f16, two- and three-dimensional, without spills (CUDA 13, sm_80 and sm_90).
-  return 16 + 8 * std::max(1, element_loads) + 2 * std::max(1, reductions);
+  const int base = 16 + 8 * std::max(1, element_loads) + 2 * std::max(1, reductions);
+  if (passes <= 1) return base;
+  // Several passes: each lane's totals and row values live across them, and the group's
+  // indices. Fitted to ptxas (CUDA 13, sm_90) on softmax, normalization and centering down
+  // columns of [4096, 1024], [65536, 512], [4096, 256], [33, 1000] and the middle axis of
+  // [64, 96, 32] and [1, 20000, 12], f32 and bf16: 32 to 58 registers re-read, 38 to 80
+  // with 4 to 32 slots kept (each slot about one register: the kept rows' loop unrolls).
+  if (cache_slots <= 0) return base + std::max(1, vector) * (std::max(1, reductions) + 2);
+  return static_cast<int>(std::min<int64_t>(255, base + 16 + cache_slots + (vector > 4 ? 8 : 0)));
 }
 
 int estimate_registers(const Graph& g, const KernelSpec& s) {
@@ -205,6 +213,15 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
   // kept above every kernel measured: the grid is sized from it.
   const int V = std::max(1, s.vector_width);
   double regs = 36;  // indices, pointers, loop state, the row's combine
+  if (s.schedule == ScheduleKind::kColumnTile) {
+    int reductions = 0;
+    for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
+    const int64_t slots = s.cache == RowCache::kRegisters ? static_cast<int64_t>(s.cached.size()) *
+                                                                s.column.rows_per_thread * s.column.vector
+                                                          : 0;
+    return column_tile_registers(reductions, element_shaped_loads(g, s), slots, s.column.passes,
+                                 s.column.vector);
+  }
   if (s.cache == RowCache::kRegisters && !s.cached.empty()) {
     // A cached slot takes about three registers for a 32-bit value (the slot, the load
     // beside it, the temporaries of its uses), two and a half when loaded as 16 bits.
@@ -228,10 +245,6 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
     int reductions = 0;
     for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
     return 36 + 2 * reductions + (widest >= 4 ? 11 : 0);
-  } else if (s.schedule == ScheduleKind::kColumnTile) {
-    int reductions = 0;
-    for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
-    return column_tile_registers(reductions, element_shaped_loads(g, s));
   } else {
     // Vectors a thread issues before it uses them, beyond the four the base covers, each
     // element-shaped load taking about three registers per vector. The pass is a strided
@@ -274,7 +287,13 @@ double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
   if (s.schedule == ScheduleKind::kElementwise) return element_bytes * V;
   // A column tile's thread walks its chunk of reduced rows: independent vector loads, which
   // the compiler pipelines about two deep.
-  if (s.schedule == ScheduleKind::kColumnTile) return element_bytes * V * 2.0;
+  // Kept in registers across passes, the thread's rows are loaded before the first is used
+  // (the loop over them unrolls fully).
+  if (s.schedule == ScheduleKind::kColumnTile) {
+    const bool kept = s.cache == RowCache::kRegisters && !s.cached.empty();
+    return element_bytes * V *
+           (kept ? static_cast<double>(std::max<int64_t>(1, s.column.rows_per_thread)) : 2.0);
+  }
   // Shifted rows: the head and tail, one element at a time, are not in flight with the
   // vectors.
   const double cols = static_cast<double>(std::max<int64_t>(1, s.cols));
@@ -370,6 +389,12 @@ double code_instructions(const Graph& g, const KernelSpec& s) {
   for (ValueId v : s.inlined) body += op_instructions(g, s, v);
   const int64_t lanes = std::max(1, s.vector_width);
   double copies = static_cast<double>(lanes);
+  if (s.schedule == ScheduleKind::kColumnTile && s.column.passes > 1) {
+    // Each pass has its loop; kept in registers, a thread's rows unroll fully, else twice.
+    const bool kept = s.cache == RowCache::kRegisters && !s.cached.empty();
+    copies *= static_cast<double>(s.column.passes) *
+              static_cast<double>(kept ? std::max<int64_t>(1, s.column.rows_per_thread) : 2);
+  }
   if (!s.reduced_axes.empty() && s.schedule != ScheduleKind::kColumnTile) {
     // A register row cache is indexed by the step, so its loops unroll fully.
     const int64_t steps = s.cache == RowCache::kRegisters && !s.cached.empty()
@@ -438,7 +463,10 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   // A row kernel whose blocks each take one row in a single wave runs its passes in
   // lockstep (below). Over several rows a thread has its loads in flight only for part of
   // each row (row_load_duty in plan/row_prefetch.hpp), unless it reads the next row ahead.
-  const bool lockstep = !s.reduced_axes.empty() && s.schedule != ScheduleKind::kColumnTile && s.phases > 0 &&
+  // So does a column tile whose blocks pass over their chunk several times, each block one
+  // chunk.
+  const bool lockstep = !s.reduced_axes.empty() &&
+                        (s.schedule != ScheduleKind::kColumnTile || s.column.passes > 1) && s.phases > 0 &&
                         per_block <= 1 && grid <= capacity;
   const double thread_in_flight =
       bytes_in_flight_per_thread(g, s) * (lockstep ? 1.0 : row_load_duty(a, g, s));
@@ -507,6 +535,18 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
     const double barrier =
         s.split.residency == GroupResidency::kCluster ? a.cluster_barrier_seconds : a.group_barrier_seconds;
     c.barrier_seconds += static_cast<double>(ceil_div(s.rows, groups)) * std::max(1, s.phases) * barrier;
+  }
+  if (s.schedule == ScheduleKind::kColumnTile && s.column.releases_groups()) {
+    // A tile's group meets once per reduction pass; the last block's combine and the
+    // release that follows cost about another barrier. A group larger than the device holds
+    // at once could never meet.
+    if (grid > capacity) {
+      c.total_seconds = std::numeric_limits<double>::infinity();
+      return c;
+    }
+    const int64_t groups = std::max<int64_t>(1, grid / std::max<int64_t>(1, s.column.split));
+    c.barrier_seconds += static_cast<double>(ceil_div(s.column.tiles, groups)) * std::max(1, s.phases) * 2.0 *
+                         a.group_barrier_seconds;
   }
   if (!s.column_totals.empty()) {
     // The last block of a group sums the group's partials, then the last group's block sums

@@ -34,8 +34,10 @@ int estimate_registers(const Graph& graph, const KernelSpec& spec);
 int element_shaped_loads(const Graph& graph, const KernelSpec& spec);
 
 // Registers of a column-tile thread with `reductions` accumulators and `element_loads`
-// element-shaped inputs (plan/schedule_columns.hpp sizes its grid with it).
-int column_tile_registers(int reductions, int element_loads);
+// element-shaped inputs, over `passes` passes with `vector` lanes, keeping `cache_slots`
+// values in registers across them (plan/schedule_columns.hpp sizes its grid with it).
+int column_tile_registers(int reductions, int element_loads, int64_t cache_slots = 0, int passes = 1,
+                          int vector = 1);
 
 // Shared memory per block the kernel declares.
 size_t kernel_shared_bytes(const Graph& graph, const KernelSpec& spec);

@@ -103,6 +103,8 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
 // The blocks of a split row's group wait for each other, so they must be resident together:
 // a cluster, or a cooperative grid.
 LaunchKind launch_kind_of(const KernelSpec& s) {
+  // So do the groups of a column tile's passes.
+  if (s.schedule == ScheduleKind::kColumnTile && s.column.releases_groups()) return LaunchKind::kCooperative;
   if (s.schedule != ScheduleKind::kSplitRow) return LaunchKind::kRegular;
   return s.split.residency == GroupResidency::kCluster ? LaunchKind::kCluster : LaunchKind::kCooperative;
 }
@@ -841,11 +843,18 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       const ColumnTiling& c = s.column;
       out << "\n  column tile: " << c.tiles << " tile(s) of " << c.lanes << " x " << c.vector
           << " inner element(s), " << c.rd_threads << " thread row(s) along the reduced axis, ";
-      if (c.split > 1) {
+      if (c.releases_groups()) {
+        out << "split " << c.split << " ways across blocks (chunks of " << c.chunk << ", "
+            << c.rows_per_thread << " row(s) per thread), " << c.passes << " passes, " << c.groups
+            << " group(s) of the tile's blocks resident together; after each reduction pass the last block "
+               "to "
+               "arrive combines the partials in split order and releases the group with the totals";
+      } else if (c.split > 1) {
         out << "split " << c.split << " ways across blocks (chunks of " << c.chunk
             << "), partials combined in split order by each tile's last block";
       } else {
         out << "no split";
+        if (c.passes > 1) out << ", " << c.passes << " passes over each tile";
       }
     }
     if (s.schedule == ScheduleKind::kSplitRow) {
@@ -891,6 +900,8 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
                    : s.schedule == ScheduleKind::kSplitRow
                        ? (s.split.residency == GroupResidency::kCluster ? StitchScheme::kCluster
                                                                         : StitchScheme::kGlobal)
+                   : s.schedule == ScheduleKind::kColumnTile
+                       ? (s.column.releases_groups() ? StitchScheme::kGlobal : StitchScheme::kRegional)
                        : StitchScheme::kWarp;
         }
         out << (first ? " stitch " : ", ") << "%" << o << ":" << stitch_scheme_name(scheme);

@@ -36,20 +36,42 @@ size_t accumulator_bytes(OpKind op, DType result) {
   return result == DType::kF64 || result == DType::kI64 ? 8 : 4;
 }
 
+const char* column_combine_name(ColumnCombine c) {
+  return c == ColumnCombine::kGroupRelease ? "group release" : "last block";
+}
+
+uint64_t group_release_slots(const ColumnTiling& t) {
+  return static_cast<uint64_t>(t.groups) * 2 * static_cast<uint64_t>(t.split + 1) *
+         static_cast<uint64_t>(t.tile_elements());
+}
+
 bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
   const Graph& g = *in.graph;
   const std::vector<int64_t>& axes = spec.reduced_axes;
-  if (axes.empty() || spec.phases != 1) return false;
+  if (axes.empty() || spec.phases < 1) return false;
   for (size_t i = 1; i < axes.size(); ++i) {
     if (axes[i] != axes[i - 1] + 1) return false;  // not one contiguous run
   }
   std::vector<ValueId> reductions;
+  bool stores_elements = false, stores_after_reductions = false;
   for (size_t i = 0; i < spec.members.size(); ++i) {
-    // Element values are stored during the single pass, so none may depend on a reduction.
-    if (stored_per_element(spec.roles[i]) && !spec.pures[i]) return false;
+    if (stored_per_element(spec.roles[i]) &&
+        std::find(spec.stored.begin(), spec.stored.end(), spec.members[i]) != spec.stored.end()) {
+      stores_elements = true;
+      stores_after_reductions = stores_after_reductions || !spec.pures[i];
+    }
     if (op_family(g.node(spec.members[i]).op) == OpFamily::kReduce) reductions.push_back(spec.members[i]);
   }
   ColumnShape shape;
+  // One pass stores its element values as it goes; a reduction of a reduction, or element
+  // values computed from one, take a pass each (and a last one that stores).
+  shape.passes = spec.phases == 1 && !stores_after_reductions ? 1 : spec.phases + (stores_elements ? 1 : 0);
+  if (shape.passes > 1 && spec.cache == RowCache::kRegisters && !spec.cached.empty()) {
+    shape.cache_slots = in.register_cap / 2;
+    shape.cached_values = static_cast<int>(spec.cached.size());
+  } else if (spec.cache != RowCache::kRecompute) {
+    return false;  // one pass keeps nothing; several keep what spec.cached names in registers
+  }
   for (size_t i = 0; i < spec.domain.size(); ++i) {
     const auto axis = static_cast<int64_t>(i);
     if (axis < axes.front()) {
@@ -85,11 +107,24 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
     if (shared <= budget) break;
     if (shape.max_vector == 1) return false;
   }
+  if (t.releases_groups()) {
+    // A group waits for all its blocks: it must fit one wave of the device. Each arrival adds
+    // one to the group's 32-bit counter, S + 1 per pass and tile.
+    const int64_t wave = static_cast<int64_t>(in.arch.sm_count) * t.blocks_per_sm;
+    if (t.split > wave) return false;
+    const int64_t tiles_per_group = (t.tiles + t.groups - 1) / t.groups;
+    if (tiles_per_group > (int64_t{1} << 31) / ((t.split + 1) * std::max(1, spec.phases) + 1)) return false;
+  }
+  if (shape.cached_values > 0 &&
+      t.rows_per_thread * t.vector * shape.cached_values > static_cast<int64_t>(shape.cache_slots))
+    return false;
   spec.column_partial_offsets.clear();
   if (t.split > 1) {
     uint64_t offset = 0;
-    const uint64_t slots = static_cast<uint64_t>(t.split) * static_cast<uint64_t>(t.tiles) *
-                           static_cast<uint64_t>(t.tile_elements());
+    const uint64_t slots = t.releases_groups()
+                               ? group_release_slots(t)
+                               : static_cast<uint64_t>(t.split) * static_cast<uint64_t>(t.tiles) *
+                                     static_cast<uint64_t>(t.tile_elements());
     for (ValueId r : reductions) {
       spec.column_partial_offsets.push_back(offset);
       offset = round_up16(offset + slots * accumulator_bytes(g.node(r).op, g.node(r).dtype));
@@ -100,13 +135,21 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
   spec.column = t;
   spec.block_threads = t.block_threads;
   spec.grid_blocks = t.grid_blocks;
+  if (t.releases_groups()) {
+    // Whole groups that walk the tiles by gridDim.x / S: any number of them computes the
+    // same, and the cooperative launch only shrinks the grid (the scratch is placed for the
+    // planned groups).
+    spec.grid_multiple = static_cast<int>(t.split);
+  }
   spec.threads_per_row = static_cast<int>(std::min<int64_t>(int64_t{1} << 30, t.rd_threads * t.split));
   return true;
 }
 
-int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions, int element_loads) {
+int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions, int element_loads,
+                           int64_t cache_slots, int passes, int vector) {
   const Occupancy occ =
-      occupancy(arch, std::max(1, block_threads), column_tile_registers(reductions, element_loads), 0);
+      occupancy(arch, std::max(1, block_threads),
+                column_tile_registers(reductions, element_loads, cache_slots, passes, vector), 0);
   return std::max(1, occ.blocks_per_sm);
 }
 
@@ -123,29 +166,63 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
   t.inner_tiles = ceil_div(shape.inner, t.tile_elements());
   t.tiles = shape.outer * t.inner_tiles;
 
-  t.blocks_per_sm = resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads);
-  const int64_t wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
-  int64_t split = 1;
-  if (t.tiles < wave) {
-    // As many work items as one wave holds, not more: 1088 items on 1056 resident blocks would
-    // give 32 blocks a second item and double the kernel's time.
-    split = wave / t.tiles;
-    // Every thread of a chunk gets at least two rows of the reduced axis.
-    split = std::min<int64_t>(split, std::max<int64_t>(1, shape.reduced / (2 * t.rd_threads)));
-    // The partials, written once and read once, within their share of the input bytes.
-    const double per_split = 2.0 * static_cast<double>(t.tiles) * static_cast<double>(t.tile_elements()) *
-                             static_cast<double>(std::max<size_t>(1, shape.accumulator_bytes));
-    const double by_traffic = kPartialTrafficShare * static_cast<double>(shape.input_bytes) / per_split;
-    split = std::min<int64_t>(split, std::max<int64_t>(1, static_cast<int64_t>(by_traffic)));
+  // The split for a wave of `wave` blocks.
+  auto split_for = [&](int64_t wave) {
+    int64_t split = 1;
+    if (t.tiles < wave) {
+      // As many work items as one wave holds, not more: 1088 items on 1056 resident blocks
+      // would give 32 blocks a second item and double the kernel's time.
+      split = wave / t.tiles;
+      // Every thread of a chunk gets at least two rows of the reduced axis.
+      split = std::min<int64_t>(split, std::max<int64_t>(1, shape.reduced / (2 * t.rd_threads)));
+      // The partials, written once and read once, within their share of the input bytes.
+      const double per_split = 2.0 * static_cast<double>(t.tiles) * static_cast<double>(t.tile_elements()) *
+                               static_cast<double>(std::max<size_t>(1, shape.accumulator_bytes));
+      const double by_traffic = kPartialTrafficShare * static_cast<double>(shape.input_bytes) / per_split;
+      split = std::min<int64_t>(split, std::max<int64_t>(1, static_cast<int64_t>(by_traffic)));
+    }
+    if (shape.cached_values > 0) {
+      // Kept in registers across the passes: chunks short enough that a thread's rows fit.
+      const int64_t rows_kept =
+          std::max<int64_t>(1, shape.cache_slots / (static_cast<int64_t>(shape.cached_values) * t.vector));
+      split = std::max(split, ceil_div(std::max<int64_t>(1, shape.reduced), rows_kept * t.rd_threads));
+    }
+    return split;
+  };
+  // Registers kept across passes lower the occupancy, which sets the wave and so the split:
+  // a few rounds until the rows a thread keeps no longer change.
+  int64_t slots = 0;
+  int64_t wave = 1;
+  for (int round = 0; round < 4; ++round) {
+    t.blocks_per_sm = resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads,
+                                             slots, shape.passes, t.vector);
+    wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
+    t.chunk = ceil_div(std::max<int64_t>(1, shape.reduced), split_for(wave));
+    t.split = ceil_div(std::max<int64_t>(1, shape.reduced), t.chunk);  // no empty chunk
+    t.rows_per_thread = ceil_div(t.chunk, t.rd_threads);
+    const int64_t used = shape.cached_values > 0 ? t.rows_per_thread * t.vector * shape.cached_values : 0;
+    if (used == slots) break;
+    slots = used;
   }
-  t.chunk = ceil_div(std::max<int64_t>(1, shape.reduced), split);
-  t.split = ceil_div(std::max<int64_t>(1, shape.reduced), t.chunk);  // no empty chunk
+  t.blocks_per_sm = resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads,
+                                           slots, shape.passes, t.vector);
+  wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
+  t.passes = shape.passes;
+  t.combine = shape.passes > 1 ? ColumnCombine::kGroupRelease : ColumnCombine::kLastBlock;
   if (t.split > 1) {
     t.partial_bytes = static_cast<uint64_t>(t.split) * static_cast<uint64_t>(t.tiles) *
                       static_cast<uint64_t>(t.tile_elements()) * shape.accumulator_bytes;
     t.counter_bytes = static_cast<uint64_t>(t.tiles) * 4;
   }
   t.grid_blocks = std::max<int64_t>(1, std::min<int64_t>(t.tiles * t.split, std::max<int64_t>(wave, 1)));
+  if (t.releases_groups()) {
+    // As many whole groups as one wave holds (at least one: fit_column_tile rejects a group
+    // larger than the wave), no more than the tiles.
+    t.groups = std::max<int64_t>(1, std::min<int64_t>(t.tiles, wave / t.split));
+    t.grid_blocks = t.groups * t.split;
+    t.partial_bytes = group_release_slots(t) * shape.accumulator_bytes;
+    t.counter_bytes = static_cast<uint64_t>(t.groups) * 4;
+  }
   return t;
 }
 

@@ -4,6 +4,12 @@
 // where the inner extent allows), the block's rows of threads along chunks of the reduced
 // axis, and the reduced axis is split into S chunks across blocks so the grid fills the
 // device. Partials of a split are combined by the last block of each tile, in split order.
+//
+// A kernel with several passes over its columns (softmax over axis 0: a sum of exp(x - max),
+// element values stored after their reductions) keeps the S blocks of a tile together as a
+// group: after each pass the group's last block to arrive combines the partials and releases
+// the others with the tile's totals, and every block goes on over its own chunk, kept in
+// registers or read again (ColumnCombine::kGroupRelease).
 #pragma once
 
 #include <cstddef>
@@ -20,6 +26,20 @@ namespace fstitch {
 struct PlanInputs;
 struct KernelSpec;
 
+// How the blocks of a tile split across blocks (S > 1) combine their partials.
+enum class ColumnCombine : uint8_t {
+  // One pass: each block publishes its partials and counts itself in on the tile's counter;
+  // the last to arrive combines them in split order and finishes the tile. Any grid.
+  kLastBlock,
+  // Several passes: a tile's S blocks are a group, resident together (a cooperative launch),
+  // that walks the tiles group, group + groups... After each pass every block publishes its
+  // partials and arrives; the last to arrive combines them (split order, the same bits
+  // whichever block it is), publishes the tile's totals and releases the group; each block
+  // reads the totals and runs the next pass over its own chunk.
+  kGroupRelease,
+};
+const char* column_combine_name(ColumnCombine c);
+
 // What the choice depends on, all explicit so a cost model can score the alternatives.
 struct ColumnShape {
   int64_t outer = 1;                // product of the kept axes before the reduced run
@@ -31,6 +51,11 @@ struct ColumnShape {
   int max_vector = 8;               // most elements per thread along the inner axis
   int reductions = 1;               // accumulators per thread (they set its registers)
   int element_loads = 1;            // element-shaped inputs (their vectors in flight too)
+  int passes = 1;                   // passes over each chunk (reduction passes, plus a store pass)
+  // Passes > 1 with values kept in registers: the register slots a thread may give them, and
+  // how many values each element keeps (0: nothing kept, every pass reads again).
+  int64_t cache_slots = 0;
+  int cached_values = 0;
 };
 
 // How a column tile runs. A tile is one outer index and `lanes * vector` inner elements; a
@@ -48,15 +73,22 @@ struct ColumnTiling {
   int64_t grid_blocks = 1;     // blocks launched; they loop over the tiles x split work items
   uint64_t partial_bytes = 0;  // the partials' size in the workspace (0 when split == 1)
   uint64_t counter_bytes = 0;  // one 32-bit counter per tile (0 when split == 1)
+  int passes = 1;              // passes over each chunk
+  ColumnCombine combine = ColumnCombine::kLastBlock;  // with split > 1
+  // kGroupRelease: groups of `split` blocks in the grid (grid_blocks = groups x split)
+  int64_t groups = 1;
+  int64_t rows_per_thread = 1;  // ceil(chunk / rd_threads): a thread's rows of its chunk
 
+  bool releases_groups() const { return split > 1 && combine == ColumnCombine::kGroupRelease; }
   int64_t tile_elements() const { return static_cast<int64_t>(lanes) * vector; }
 };
 
 // Blocks resident per SM at `block_threads`, by the thread limit and the registers of a
-// column-tile thread with `reductions` accumulators and `element_loads` element inputs
+// column-tile thread with `reductions` accumulators, `element_loads` element inputs, and
+// over `passes` passes of `vector` lanes, `cache_slots` registers kept across them
 // (plan/cost_model.hpp).
 int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions = 1,
-                           int element_loads = 1);
+                           int element_loads = 1, int64_t cache_slots = 0, int passes = 1, int vector = 1);
 
 // The tiling for `shape` on `arch`: at least one full wave of blocks when the work allows,
 // each chunk long enough that the partials (written and read once, S x tiles x tile elements
@@ -69,14 +101,21 @@ ColumnTiling choose_column_tiling(const ColumnShape& shape, const ArchParams& ar
 // integers for integer sums and products, the compute type for max and min.
 size_t accumulator_bytes(OpKind op, DType result);
 
-// Gives `spec` (analyzed up to its schedule: members, roles, levels, loads and stores) the
-// column-tile schedule when it applies: a reduction over one contiguous run of axes that is
-// not innermost, one reduction pass, element values free of the kernel's reductions (they are
-// stored during the pass), accumulators within the shared-memory budget. Fills schedule,
+// Gives `spec` (analyzed up to its schedule: members, roles, levels, loads and stores, and
+// the register cache it asks for in spec.cache and spec.cached) the column-tile schedule when
+// it applies: a reduction over one contiguous run of axes that is not innermost,
+// accumulators within the shared-memory budget. One reduction pass whose element values are
+// free of the kernel's reductions stores them during the pass; otherwise the passes run in
+// turn, a split tile's blocks as a group (ColumnCombine::kGroupRelease) whose S blocks fit
+// one wave, the register cache within half the register cap. Fills schedule,
 // column, column_partial_offsets, block_threads, grid_blocks, threads_per_row (the threads
 // that reduce one output element: rd_threads x split) and elems_per_thread. Returns false,
 // leaving `spec` as it was, when the schedule does not apply.
 bool fit_column_tile(const PlanInputs& in, KernelSpec& spec);
+
+// Scratch of a kGroupRelease tiling, per reduction: partials [groups][2][S][tile elements],
+// then totals [groups][2][tile elements] (2: the tile's parity), in accumulators.
+uint64_t group_release_slots(const ColumnTiling& t);
 
 // The partials' traffic may grow to this share of the bytes the kernel reads.
 inline constexpr double kPartialTrafficShare = 0.04;

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "common/canonical_graphs.hpp"
 #include "common/movement_graphs.hpp"
 #include "common/packed_graphs.hpp"
+#include "common/reduction_graphs.hpp"
 #include "ir/builder.hpp"
 #include "jit/kernel_cache.hpp"
 #include "plan/cost_model.hpp"
@@ -283,6 +286,68 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
                   resident_blocks_per_sm(arch, tile.block_threads, 1, tile.element_loads))
             << f.registers << " registers";
       }
+    }
+  }
+}
+
+// Column tiles over several passes (softmax, normalization and centering down a
+// non-innermost axis; their values kept in registers or read again, tiles split across a
+// group of blocks or held by one) compile for sm_80 and sm_90 without spills, within the
+// occupancy their grid was sized for: a group's blocks wait for each other, so every planned
+// block must really fit.
+TEST(NvrtcCompile, ColumnPassKernelsCompileWithinTheirOccupancy) {
+  const std::vector<std::pair<Dims, std::vector<int64_t>>> shapes = {{{4096, 1024}, {0}},
+                                                                     {{65536, 512}, {0}},
+                                                                     {{64, 96, 32}, {1}},
+                                                                     {{1, 20000, 12}, {1}},
+                                                                     {{33, 1000}, {0}}};
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  std::vector<KernelSpec> specs;
+  std::set<std::pair<bool, RowCache>> seen;  // (group release, cache) of the kernels
+  for (const auto& [dims, axes] : shapes) {
+    for (testing::ColumnPassGraph kind :
+         {testing::ColumnPassGraph::kSoftmax, testing::ColumnPassGraph::kNormalize,
+          testing::ColumnPassGraph::kCentered}) {
+      for (DType t : {DType::kF32, DType::kBF16}) {
+        const Graph g = testing::column_pass_graph(kind, t, dims, axes);
+        for (int sm : {80, 90}) {
+          const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+          for (const PlannedKernel& k : p.kernels) {
+            if (k.spec.schedule != ScheduleKind::kColumnTile || k.spec.column.passes < 2) continue;
+            seen.insert({k.spec.column.releases_groups(), k.spec.cache});
+            jit::CompileRequest r;
+            r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
+            r.name = "column_passes.cu";
+            r.arch = sm;
+            requests.push_back(r);
+            specs.push_back(k.spec);
+            labels.push_back(std::string(testing::column_pass_graph_name(kind)) + " " +
+                             testing::dims_text(dims) + " " + dtype_name(t) + " sm_" + std::to_string(sm));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(seen.count({true, RowCache::kRegisters}));
+  EXPECT_TRUE(seen.count({true, RowCache::kRecompute}));
+  EXPECT_TRUE(seen.count({false, RowCache::kRegisters}) || seen.count({false, RowCache::kRecompute}));
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    const ArchParams arch = *arch_params(requests[i].arch);
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      if (!f.entry) continue;
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.spill_load_bytes, 0) << f.name;
+      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+      const Occupancy real = occupancy(arch, specs[i].block_threads, f.registers, 0);
+      EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm)
+          << f.registers << " registers (estimated " << specs[i].registers_estimate << "); the grid assumed "
+          << specs[i].planned_blocks_per_sm << " blocks per SM";
+      std::printf("[ column passes ] %s: %d registers, estimated %d\n", labels[i].c_str(), f.registers,
+                  specs[i].registers_estimate);
     }
   }
 }

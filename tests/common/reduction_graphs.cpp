@@ -32,6 +32,72 @@ Graph middle_axis_sum(int64_t outer, int64_t middle, int64_t inner, DType dtype)
   return sum_over_axis("x", {outer, middle, inner}, 1, dtype);
 }
 
+const char* column_pass_graph_name(ColumnPassGraph kind) {
+  switch (kind) {
+    case ColumnPassGraph::kSoftmax:
+      return "softmax";
+    case ColumnPassGraph::kLogSoftmax:
+      return "log_softmax";
+    case ColumnPassGraph::kNormalize:
+      return "normalize";
+    case ColumnPassGraph::kCentered:
+      return "centered";
+  }
+  return "?";
+}
+
+Graph column_pass_graph(ColumnPassGraph kind, DType dtype, const Dims& dims,
+                        const std::vector<int64_t>& axes) {
+  Graph g;
+  const ValueId x = build_input(g, "x", dtype, dims);
+  auto spread = [&](ValueId r) { return build_broadcast(g, r, dims); };
+  switch (kind) {
+    case ColumnPassGraph::kSoftmax:
+    case ColumnPassGraph::kLogSoftmax: {
+      const ValueId shifted =
+          build_binary(g, OpKind::kSub, x, spread(build_reduce(g, OpKind::kReduceMax, x, axes, true)));
+      const ValueId e = build_unary(g, OpKind::kExp, shifted);
+      const ValueId s = spread(build_reduce(g, OpKind::kReduceSum, e, axes, true));
+      build_output(g, "y",
+                   kind == ColumnPassGraph::kSoftmax
+                       ? build_binary(g, OpKind::kDiv, e, s)
+                       : build_binary(g, OpKind::kSub, shifted, build_unary(g, OpKind::kLog, s)));
+      break;
+    }
+    case ColumnPassGraph::kNormalize: {
+      const ValueId mean = build_reduce(g, OpKind::kReduceMean, x, axes, true);
+      const ValueId centered = build_binary(g, OpKind::kSub, x, spread(mean));
+      const ValueId var =
+          build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, centered, centered), axes, true);
+      const ValueId eps = build_constant_f64(g, dtype, 1e-5);
+      const ValueId inv = build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps));
+      build_output(g, "y", build_binary(g, OpKind::kMul, centered, spread(inv)));
+      build_output(g, "mean", mean);
+      break;
+    }
+    case ColumnPassGraph::kCentered:
+      build_output(
+          g, "y",
+          build_binary(g, OpKind::kSub, x, spread(build_reduce(g, OpKind::kReduceMean, x, axes, true))));
+      break;
+  }
+  return g;
+}
+
+Graph column_softmax(int64_t rows, int64_t cols, DType dtype) {
+  Graph g;
+  const Dims dims = {rows, cols};
+  ValueId x = build_input(g, "x", dtype, dims);
+  if (low_precision(dtype)) x = build_cast(g, x, DType::kF32);
+  const ValueId max = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {0}, true), dims);
+  const ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, max));
+  const ValueId sum = build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {0}, true), dims);
+  ValueId y = build_binary(g, OpKind::kDiv, e, sum);
+  if (low_precision(dtype)) y = build_cast(g, y, dtype);
+  build_output(g, "y", y);
+  return g;
+}
+
 const std::vector<ReductionGraph>& reduction_graphs() {
   static const std::vector<ReductionGraph> graphs = {
       {"bias_grad_column_sum",
@@ -45,6 +111,12 @@ const std::vector<ReductionGraph>& reduction_graphs() {
        [](const Dims& dims, DType dtype) {
          if (dims.size() != 3) throw std::invalid_argument("middle_axis_sum takes [outer, middle, inner]");
          return middle_axis_sum(dims[0], dims[1], dims[2], dtype);
+       }},
+      {"column_softmax",
+       {4096, 1024},
+       [](const Dims& dims, DType dtype) {
+         if (dims.size() != 2) throw std::invalid_argument("column_softmax takes [rows, cols]");
+         return column_softmax(dims[0], dims[1], dtype);
        }},
   };
   return graphs;

@@ -19,6 +19,18 @@ Graph bias_grad_column_sum(int64_t rows, int64_t cols, DType dtype);
 // reduced axis has kept axes on both sides.
 Graph middle_axis_sum(int64_t outer, int64_t middle, int64_t inner, DType dtype);
 
+// softmax(x, axis 0) of x [rows, cols]: a max and a sum of exp(x - max) down each column,
+// then every element divided by its column's sum (16-bit inputs computed in f32).
+Graph column_softmax(int64_t rows, int64_t cols, DType dtype);
+
+// Graphs that pass over a non-innermost axis several times: softmax and log-softmax (a max,
+// then a sum of exp(x - max)), a normalization ((x - mean) * rsqrt(var + eps), its mean also
+// stored), and x minus its mean; over `axes` of x, computed in `dtype` as built.
+enum class ColumnPassGraph { kSoftmax, kLogSoftmax, kNormalize, kCentered };
+const char* column_pass_graph_name(ColumnPassGraph kind);
+Graph column_pass_graph(ColumnPassGraph kind, DType dtype, const Dims& dims,
+                        const std::vector<int64_t>& axes);
+
 // LayerNorm backward over x, dy [rows, cols] and gamma w [cols]: outputs dx (by rows),
 // dgamma = sum(dy * xhat, axis 0) and dbeta = sum(dy, axis 0) (by columns).
 Graph layer_norm_backward(int64_t rows, int64_t cols, DType dtype);
@@ -34,7 +46,8 @@ struct ReductionGraph {
   std::function<Graph(const Dims& dims, DType dtype)> build;  // dims of the input
 };
 
-// bias_grad_column_sum at [8192, 1024] and middle_axis_sum at [64, 4096, 64].
+// bias_grad_column_sum at [8192, 1024], middle_axis_sum at [64, 4096, 64] and
+// column_softmax at [4096, 1024].
 const std::vector<ReductionGraph>& reduction_graphs();
 
 // "64x4096x64".

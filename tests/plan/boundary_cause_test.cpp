@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "common/reduction_graphs.hpp"
 #include "ir/builder.hpp"
 #include "plan/plan.hpp"
 #include "plan/plan_test_util.hpp"
@@ -39,19 +40,11 @@ TEST(BoundaryCause, APathThroughAnOpaqueOperationIsACycle) {
     EXPECT_NE(b.reason.find("through opaque operation %" + std::to_string(m)), std::string::npos) << b.reason;
 }
 
-// A softmax over axis 0 of [4096, 512]: its reductions over columns and the elementwise
-// steps stay apart because the model scores them faster apart; the reason gives both sides.
+// A bf16 LayerNorm backward of [4096, 1024]: its column totals (dgamma, dbeta) beside dx
+// would make every block add a row of partials; the model scores the two kernels faster
+// apart, and the reason gives both sides.
 TEST(BoundaryCause, ACostDecisionShowsTheEstimates) {
-  Graph g;
-  const Dims dims = {4096, 512};
-  const ValueId x = build_input(g, "x", DType::kF32, dims);
-  const ValueId e =
-      build_unary(g, OpKind::kExp,
-                  build_binary(g, OpKind::kSub, x,
-                               build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {0}, true), dims)));
-  build_output(g, "y",
-               build_binary(g, OpKind::kDiv, e,
-                            build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {0}, true), dims)));
+  const Graph g = testing::layer_norm_backward(4096, 1024, DType::kBF16);
   const FusionPlan p = plan(g);
   for (const Boundary& b : p.boundaries) {
     if (b.cause != BoundaryCause::kCost) continue;

@@ -102,9 +102,12 @@ TEST(GridForOccupancy, ThePlannedGridIsTheRuleAtTheEstimatedOccupancy) {
     for (const PlannedKernel& k : p.kernels) {
       const KernelSpec& s = k.spec;
       EXPECT_EQ(s.grid_policy, GridPolicy::kStrided) << dump_plan(g, p);
-      // Whole groups for a split row, single blocks otherwise.
-      EXPECT_EQ(s.grid_multiple, s.schedule == ScheduleKind::kSplitRow ? s.split.blocks : 1)
-          << dump_plan(g, p);
+      // Whole groups for a split row and for a column tile's passes, single blocks otherwise.
+      const int64_t group = s.schedule == ScheduleKind::kSplitRow ? s.split.blocks
+                            : s.schedule == ScheduleKind::kColumnTile && s.column.releases_groups()
+                                ? s.column.split
+                                : 1;
+      EXPECT_EQ(s.grid_multiple, group) << dump_plan(g, p);
       EXPECT_EQ(s.grid_blocks % s.grid_multiple, 0) << dump_plan(g, p);
       EXPECT_EQ(s.work_units, work_units(g, s)) << dump_plan(g, p);
       if (s.schedule == ScheduleKind::kColumnTile) {
