@@ -841,17 +841,20 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     for (int b : {128, 256, 512}) mappings.push_back({ScheduleKind::kElementwise, 1, b});
   } else if (!spec.contiguous_rows || C == 1) {
     // The column tile (plan/schedule_columns.hpp) sizes itself; thread per row is its fallback.
-    // With several passes, also with the values they share kept in registers.
+    // With several passes, also with the values they share kept in registers, and in blocks
+    // of 512 and 1024 threads (fit_column_tile applies them to several passes only).
     if (!spec.contiguous_rows && C > 1) {
-      mappings.push_back({ScheduleKind::kColumnTile, 0, 0, RowCache::kRecompute});
-      if (!cache_candidates.empty())
-        mappings.push_back({ScheduleKind::kColumnTile, 0, 0, RowCache::kRegisters});
-      // Only the loads kept: fewer registers (more blocks, shorter chunks) for recomputing
-      // what the passes derive from them.
-      if (!cache_loads.empty() && cache_loads.size() < cache_candidates.size()) {
-        Mapping m{ScheduleKind::kColumnTile, 0, 0, RowCache::kRegisters};
-        m.kept = KeptValues::kLoadsOnly;
-        mappings.push_back(m);
+      for (int b : {256, 512, 1024}) {
+        mappings.push_back({ScheduleKind::kColumnTile, 0, b, RowCache::kRecompute});
+        if (!cache_candidates.empty())
+          mappings.push_back({ScheduleKind::kColumnTile, 0, b, RowCache::kRegisters});
+        // Only the loads kept: fewer registers (more blocks, shorter chunks) for recomputing
+        // what the passes derive from them.
+        if (!cache_loads.empty() && cache_loads.size() < cache_candidates.size()) {
+          Mapping m{ScheduleKind::kColumnTile, 0, b, RowCache::kRegisters};
+          m.kept = KeptValues::kLoadsOnly;
+          mappings.push_back(m);
+        }
       }
     }
     for (int b : {128, 256}) add_row_mapping(ScheduleKind::kThreadPerRow, 1, b);
@@ -913,7 +916,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         spec.cached = m.kept == KeptValues::kLoadsOnly ? cache_loads : cache_candidates;
         std::sort(spec.cached.begin(), spec.cached.end());
       }
-      if (!fit_column_tile(in, spec)) return false;
+      if (!fit_column_tile(in, spec, m.block_threads)) return false;
       spec.vector_width = spec.column.vector;
       const ColumnTiling& t = spec.column;
       if (t.passes == 1) {

@@ -10,8 +10,6 @@
 namespace fstitch {
 namespace {
 
-constexpr int kBlockThreads = 256;
-
 int64_t pow2_ceil(int64_t x) {
   int64_t p = 1;
   while (p < x) p <<= 1;
@@ -45,7 +43,7 @@ uint64_t group_release_slots(const ColumnTiling& t) {
          static_cast<uint64_t>(t.tile_elements());
 }
 
-bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
+bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) {
   const Graph& g = *in.graph;
   const std::vector<int64_t>& axes = spec.reduced_axes;
   if (axes.empty() || spec.phases < 1) return false;
@@ -63,11 +61,15 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec) {
     if (op_family(g.node(spec.members[i]).op) == OpFamily::kReduce) reductions.push_back(spec.members[i]);
   }
   ColumnShape shape;
+  shape.block_threads = block_threads;
   // One pass stores its element values as it goes; a reduction of a reduction, or element
   // values computed from one, take a pass each (and a last one that stores).
   shape.passes = spec.phases == 1 && !stores_after_reductions ? 1 : spec.phases + (stores_elements ? 1 : 0);
+  // Blocks larger than 256 threads only for several passes: fewer chunks per tile, so fewer
+  // partials to combine, where the rows a thread keeps bound the chunk.
+  if (shape.passes == 1 && block_threads != 256) return false;
   if (shape.passes > 1 && spec.cache == RowCache::kRegisters && !spec.cached.empty()) {
-    shape.cache_slots = in.register_cap / 2;
+    shape.cache_slots = in.register_cap;
     shape.cached_values = static_cast<int>(spec.cached.size());
   } else if (spec.cache != RowCache::kRecompute) {
     return false;  // one pass keeps nothing; several keep what spec.cached names in registers
@@ -161,7 +163,7 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
   t.vector = vector;
   t.lanes = lanes;
   t.rd_threads = static_cast<int>(
-      std::min<int64_t>(kBlockThreads / t.lanes, pow2_ceil(std::max<int64_t>(1, shape.reduced))));
+      std::min<int64_t>(shape.block_threads / t.lanes, pow2_ceil(std::max<int64_t>(1, shape.reduced))));
   t.block_threads = t.lanes * t.rd_threads;
   t.inner_tiles = ceil_div(shape.inner, t.tile_elements());
   t.tiles = shape.outer * t.inner_tiles;
@@ -175,7 +177,9 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
       split = wave / t.tiles;
       // Every thread of a chunk gets at least two rows of the reduced axis.
       split = std::min<int64_t>(split, std::max<int64_t>(1, shape.reduced / (2 * t.rd_threads)));
-      // The partials, written once and read once, within their share of the input bytes.
+      // The partials, written once and read once, within their share of the input bytes. A
+      // tile's passes meet as a group whose partials are scored by the cost model instead.
+      if (shape.passes > 1) return split;
       const double per_split = 2.0 * static_cast<double>(t.tiles) * static_cast<double>(t.tile_elements()) *
                                static_cast<double>(std::max<size_t>(1, shape.accumulator_bytes));
       const double by_traffic = kPartialTrafficShare * static_cast<double>(shape.input_bytes) / per_split;

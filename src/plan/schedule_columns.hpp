@@ -52,6 +52,7 @@ struct ColumnShape {
   int reductions = 1;               // accumulators per thread (they set its registers)
   int element_loads = 1;            // element-shaped inputs (their vectors in flight too)
   int passes = 1;                   // passes over each chunk (reduction passes, plus a store pass)
+  int block_threads = 256;          // threads of a block (lanes x thread rows)
   // Passes > 1 with values kept in registers: the register slots a thread may give them, and
   // how many values each element keeps (0: nothing kept, every pass reads again).
   int64_t cache_slots = 0;
@@ -107,11 +108,12 @@ size_t accumulator_bytes(OpKind op, DType result);
 // accumulators within the shared-memory budget. One reduction pass whose element values are
 // free of the kernel's reductions stores them during the pass; otherwise the passes run in
 // turn, a split tile's blocks as a group (ColumnCombine::kGroupRelease) whose S blocks fit
-// one wave, the register cache within half the register cap. Fills schedule,
+// one wave, the register cache within half the register cap; blocks of `block_threads`
+// (256 for one pass; 256, 512 or 1024 for several). Fills schedule,
 // column, column_partial_offsets, block_threads, grid_blocks, threads_per_row (the threads
 // that reduce one output element: rd_threads x split) and elems_per_thread. Returns false,
 // leaving `spec` as it was, when the schedule does not apply.
-bool fit_column_tile(const PlanInputs& in, KernelSpec& spec);
+bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads = 256);
 
 // Scratch of a kGroupRelease tiling, per reduction: partials [groups][2][S][tile elements],
 // then totals [groups][2][tile elements] (2: the tile's parity), in accumulators.

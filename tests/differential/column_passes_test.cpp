@@ -5,11 +5,17 @@
 // tiles a block holds whole combine in the block. Both must appear.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "codegen/emit.hpp"
 #include "common/reduction_graphs.hpp"
 #include "differential/harness.hpp"
+#include "runtime/host/host_module.hpp"
+#include "runtime/host/planned_launch.hpp"
+#include "runtime/kernel_args.hpp"
 
 namespace fstitch::testing {
 namespace {
@@ -53,6 +59,52 @@ TEST(ColumnPasses, SoftmaxAndNormalizationOverLeadingAndMiddleAxes) {
   EXPECT_GT(grouped, 0u);
   EXPECT_GT(whole, 0u);
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
+}
+
+// A column softmax split across a group gives the same bits run after run, in either thread
+// order and with the blocks started from the last: whichever block arrives last combines the
+// partials in split order.
+TEST(ColumnPasses, GroupReleaseIsBitIdenticalRunToRun) {
+  const Graph g = column_softmax(4096, 96, DType::kF32);
+  const FusionPlan plan = plan_fusion(g, FusionOptions{});
+  ASSERT_EQ(plan.kernels.size(), 1u) << dump_plan(g, plan);
+  const PlannedKernel& k = plan.kernels[0];
+  ASSERT_TRUE(k.spec.column.releases_groups()) << dump_plan(g, plan);
+  ASSERT_GT(k.zeroed_workspace.bytes, 0u);
+  const auto module = host::HostModule::compile(emit_module(g, plan));
+
+  const int64_t n = 4096 * 96;
+  std::vector<float> x(static_cast<size_t>(n));
+  fill_random_input(x.data(), n, DType::kF32, 7);
+  const void* inputs[] = {x.data()};
+  std::vector<uint32_t> y(static_cast<size_t>(n));  // the outputs' bits
+  void* outputs[] = {y.data()};
+  std::vector<unsigned char> workspace(plan.workspace_bytes, 0xff);
+  auto run = [&](host::ThreadOrder order) {
+    std::fill(y.begin(), y.end(), 0);
+    runtime::KernelArguments args;
+    args.pack(k, inputs, outputs, reinterpret_cast<uintptr_t>(workspace.data()), nullptr);
+    std::memset(args.zeroed_address(k), 0, k.zeroed_workspace.bytes);
+    host::HostLaunchOptions options;
+    host::set_residency(k, options);
+    options.order = order;
+    module->launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
+                   host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, 0, args.params(), options);
+    return y;
+  };
+  const std::vector<uint32_t> first = run(host::ThreadOrder::kForward);
+  EXPECT_EQ(run(host::ThreadOrder::kForward), first);
+  EXPECT_EQ(run(host::ThreadOrder::kReverse), first);
+  // Each column sums to one.
+  for (int64_t c = 0; c < 96; c += 19) {
+    double sum = 0;
+    for (int64_t r = 0; r < 4096; ++r) {
+      float v;
+      std::memcpy(&v, &first[static_cast<size_t>(r * 96 + c)], sizeof v);
+      sum += v;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-4) << "column " << c;
+  }
 }
 
 }  // namespace
