@@ -48,8 +48,9 @@ const char* const kUsage =
     "             (small enough for compute-sanitizer)\n"
     "  --overhead-only  only the host overhead per kernel (also meaningful with a stand-in\n"
     "             driver in FSTITCH_CUDA_DRIVER: the driver's own time is subtracted)\n"
-    "Every mode but --overhead-only also runs the column sum (8192x1024) and the middle-axis sum\n"
-    "(64x4096x64), f32 and bf16 (256x1024 and 8x256x64 with --check), checked whole.\n";
+    "Every mode but --overhead-only also runs the column sum (8192x1024), the middle-axis sum\n"
+    "(64x4096x64) and the column softmax (4096x1024), f32 and bf16 (256x1024, 8x256x64 and\n"
+    "256x1024 with --check), checked whole.\n";
 
 bool parse_int(const std::string& text, int* out) {
   try {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Framework baselines for the GPU benchmark: the six canonical graphs of
-tests/common/canonical_graphs.cpp and the column and middle-axis sums of
+tests/common/canonical_graphs.cpp and the column and middle-axis sums and the column softmax of
 tests/common/reduction_graphs.cpp written in PyTorch (eager and torch.compile) and, when it
 imports, JAX (jax.jit), at the shapes and dtypes fstitch_bench_gpu uses, timed the same way:
 warm-up runs, then timed runs each preceded by an L2 flush (a write over a buffer several
@@ -34,9 +34,9 @@ GRAPHS = [
     "gelu_bias",
 ]
 SHAPES = {"full": [(8192, 4096), (16384, 1024)], "quick": [(4096, 1024)]}
-# The column and middle-axis sums of tests/common/reduction_graphs.cpp: input shape (the one
-# fstitch_bench_gpu runs in every timed mode) and the reduced axis, summed in f32.
-# column_softmax normalizes down the columns: its output has the input's shape.
+# The column and middle-axis sums and the column softmax of tests/common/reduction_graphs.cpp:
+# input shape (the one fstitch_bench_gpu runs in every timed mode) and the reduced axis,
+# computed in f32. column_softmax normalizes down the columns: its output has the input's shape.
 REDUCTIONS = {
     "bias_grad_column_sum": ((8192, 1024), 0),
     "middle_axis_sum": ((64, 4096, 64), 1),
@@ -460,7 +460,7 @@ def parse_args(argv):
         help="comma-separated among %s (default: eager,compile,jax; eager alone on the CPU)" % ",".join(ALL_MODES),
     )
     parser.add_argument("--graphs", default=None,
-                        help="comma-separated graph names (default: the six canonical graphs and the two reductions)")
+                        help="comma-separated graph names (default: the six canonical graphs and the three reductions)")
     parser.add_argument("--shapes", default=None, help="comma-separated ROWSxCOLS (default by mode)")
     parser.add_argument("--reduction-dims", default=None,
                         help="NAME=AxB[xC],... input shapes of the reductions (default: their benchmark shapes)")

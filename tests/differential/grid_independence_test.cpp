@@ -88,6 +88,13 @@ std::vector<Case> cases() {
   out.push_back({"bias gradient 8192x96", bias_grad_column_sum(8192, 96, DType::kF32), std::nullopt});
   out.push_back({"middle axis 5x999x12", middle_axis_sum(5, 999, 12, DType::kF32), std::nullopt});
   out.push_back({"middle axis 3x1000x7", middle_axis_sum(3, 1000, 7, DType::kBF16), std::nullopt});
+  // Column tiles over several passes: groups that walk more tiles than there are groups once
+  // the grid shrinks (both parities of their partials), and tiles one block holds whole.
+  out.push_back({"column softmax 2048x512", column_softmax(2048, 512, DType::kF32), std::nullopt});
+  out.push_back({"column softmax 1024x1024 bf16", column_softmax(1024, 1024, DType::kBF16), std::nullopt});
+  out.push_back({"middle axis normalize 64x96x32",
+                 column_pass_graph(ColumnPassGraph::kNormalize, DType::kF32, {64, 96, 32}, {1}),
+                 std::nullopt});
   // Rows read ahead: the next row is the grid stride away. Planned for a device of two SMs,
   // whose few warps cannot cover the memory latency, where the model reads ahead.
   ArchParams two_sms = *arch_params(90);
