@@ -14,8 +14,6 @@
 #include "common/reduction_graphs.hpp"
 #include "differential/harness.hpp"
 #include "runtime/host/host_module.hpp"
-#include "runtime/host/planned_launch.hpp"
-#include "runtime/kernel_args.hpp"
 
 namespace fstitch::testing {
 namespace {
@@ -82,14 +80,7 @@ TEST(ColumnPasses, GroupReleaseIsBitIdenticalRunToRun) {
   std::vector<unsigned char> workspace(plan.workspace_bytes, 0xff);
   auto run = [&](host::ThreadOrder order) {
     std::fill(y.begin(), y.end(), 0);
-    runtime::KernelArguments args;
-    args.pack(k, inputs, outputs, reinterpret_cast<uintptr_t>(workspace.data()), nullptr);
-    std::memset(args.zeroed_address(k), 0, k.zeroed_workspace.bytes);
-    host::HostLaunchOptions options;
-    host::set_residency(k, options);
-    options.order = order;
-    module->launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
-                   host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, 0, args.params(), options);
+    launch_planned_on_host(*module, k, inputs, outputs, workspace.data(), order);
     return y;
   };
   const std::vector<uint32_t> first = run(host::ThreadOrder::kForward);

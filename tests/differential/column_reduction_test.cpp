@@ -176,13 +176,8 @@ TEST(ColumnReduction, SplitCombineIsBitIdenticalRunToRun) {
 
   auto run = [&](host::ThreadOrder order) {
     std::fill(r.begin(), r.end(), 0);
-    runtime::KernelArguments args;
-    args.pack(k, inputs, outputs, reinterpret_cast<uintptr_t>(workspace.data()), nullptr);
-    std::memset(args.zeroed_address(k), 0, k.zeroed_workspace.bytes);
-    host::HostLaunchOptions options;
-    options.order = order;
-    module->launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
-                   host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, 0, args.params(), options);
+    const runtime::KernelArguments args =
+        launch_planned_on_host(*module, k, inputs, outputs, workspace.data(), order);
     // The last block of every tile leaves its counter at zero again.
     const unsigned char* counters = static_cast<const unsigned char*>(args.zeroed_address(k));
     for (size_t i = 0; i < k.zeroed_workspace.bytes; ++i) EXPECT_EQ(counters[i], 0) << i;

@@ -522,4 +522,19 @@ std::optional<std::pair<uint64_t, uint64_t>> parse_seed_range(const std::string&
   return std::make_pair(*first, *last);
 }
 
+runtime::KernelArguments launch_planned_on_host(const host::HostModule& module, const PlannedKernel& k,
+                                                const void* const* inputs, void* const* outputs,
+                                                unsigned char* workspace, host::ThreadOrder order) {
+  runtime::KernelArguments args;
+  args.pack(k, inputs, outputs, reinterpret_cast<uintptr_t>(workspace), nullptr);
+  if (void* zeroed = args.zeroed_address(k)) std::memset(zeroed, 0, k.zeroed_workspace.bytes);
+  host::HostLaunchOptions options;
+  options.order = order;
+  host::set_residency(k, options);
+  module.launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
+                host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, k.spec.dynamic_shared_bytes,
+                args.params(), options);
+  return args;
+}
+
 }  // namespace fstitch::testing

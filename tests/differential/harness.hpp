@@ -12,6 +12,8 @@
 
 #include "ir/graph.hpp"
 #include "plan/plan.hpp"
+#include "runtime/host/host_module.hpp"
+#include "runtime/kernel_args.hpp"
 
 namespace fstitch::testing {
 
@@ -61,6 +63,14 @@ std::vector<CaseResult> run_cases(const std::vector<DiffCase>& cases, const Harn
 // Fills `buffer` (count elements of dtype) with the random inputs the harness uses: floats
 // in [-2, 2], integers over their dtype's range (i32 mostly within +-1000), bools both ways.
 void fill_random_input(void* buffer, int64_t count, DType dtype, uint64_t seed);
+
+// Launches planned kernel `k` of `module` once on the host at its planned grid, its blocks
+// resident as set_residency has them, threads in `order`: arguments packed from `inputs`,
+// `outputs` and `workspace` (whose zeroed range is cleared first). Returns the arguments, so
+// a caller can look at the kernel's scratch afterwards.
+runtime::KernelArguments launch_planned_on_host(const host::HostModule& module, const PlannedKernel& k,
+                                                const void* const* inputs, void* const* outputs,
+                                                unsigned char* workspace, host::ThreadOrder order);
 
 // Parses "a-b" or "a" (FSTITCH_DIFF_SEEDS) into an inclusive range; nullopt when malformed.
 std::optional<std::pair<uint64_t, uint64_t>> parse_seed_range(const std::string& text);

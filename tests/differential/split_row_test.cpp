@@ -127,15 +127,7 @@ TEST_P(SplitRowsBits, GroupCombineIsBitIdenticalRunToRun) {
   std::vector<unsigned char> workspace(plan.workspace_bytes, 0xff);
   auto run = [&](host::ThreadOrder order) {
     std::fill(y.begin(), y.end(), 0);
-    runtime::KernelArguments args;
-    args.pack(k, inputs.data(), outputs, reinterpret_cast<uintptr_t>(workspace.data()), nullptr);
-    if (void* zeroed = args.zeroed_address(k)) std::memset(zeroed, 0, k.zeroed_workspace.bytes);
-    host::HostLaunchOptions options;
-    options.order = order;
-    host::set_residency(k, options);
-    module->launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
-                   host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1}, k.spec.dynamic_shared_bytes,
-                   args.params(), options);
+    launch_planned_on_host(*module, k, inputs.data(), outputs, workspace.data(), order);
     return y;
   };
   const std::vector<uint32_t> first = run(host::ThreadOrder::kForward);
