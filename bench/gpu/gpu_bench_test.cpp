@@ -317,7 +317,9 @@ TEST(GpuBenchReferenceRows, ReductionGraphsAreCheckedWholeUpToTheLimit) {
     EXPECT_FALSE(rows_are_independent(built, spec.rows, spec.cols, &why)) << reduction.name;
     GraphHandle graph = parse_graph_text(context.get(), print_graph(built));
     const std::vector<TensorSpec> inputs = graph_inputs(graph.get());
-    std::vector<std::vector<unsigned char>> host = {random_elements(inputs[0].count(), DType::kF32, 3)};
+    std::vector<std::vector<unsigned char>> host;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      host.push_back(random_elements(inputs[i].count(), DType::kF32, 3 + i));
     auto build = [&](int64_t, int64_t, DType dtype) { return reduction.build(dims, dtype); };
     const RowReference whole =
         reference_rows(context.get(), build, spec.rows, spec.cols, DType::kF32, inputs, host, 4);

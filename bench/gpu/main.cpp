@@ -48,9 +48,10 @@ const char* const kUsage =
     "             (small enough for compute-sanitizer)\n"
     "  --overhead-only  only the host overhead per kernel (also meaningful with a stand-in\n"
     "             driver in FSTITCH_CUDA_DRIVER: the driver's own time is subtracted)\n"
-    "Every mode but --overhead-only also runs the column sum (8192x1024), the middle-axis sum\n"
-    "(64x4096x64) and the column softmax (4096x1024), f32 and bf16 (256x1024, 8x256x64 and\n"
-    "256x1024 with --check), checked whole.\n";
+    "Every mode but --overhead-only also runs the reduction graphs at their shapes: the column\n"
+    "sum (8192x1024), the middle-axis sum (64x4096x64), the column softmax (4096x1024) and the\n"
+    "LayerNorm and RMSNorm backwards (8192x1024), f32 and bf16 (256x1024 and 8x256x64 with\n"
+    "--check), checked whole.\n";
 
 bool parse_int(const std::string& text, int* out) {
   try {
@@ -273,8 +274,8 @@ int run(const Options& options) {
       }
     }
   }
-  // The column and middle-axis reductions: their outputs mix rows, so the reference sees the
-  // whole tensors (16M elements at most, a second or two on the host).
+  // The reduction graphs: their outputs mix rows, so the reference sees the whole tensors
+  // (16M elements at most, a second or two on the host).
   CaseOptions reduction_options = case_options;
   reduction_options.max_whole_check_elements = int64_t{1} << 25;
   for (DType dtype : overhead_only ? std::vector<DType>{} : std::vector<DType>{DType::kF32, DType::kBF16}) {

@@ -222,7 +222,7 @@ def benchmark_section(fstitch, torch, problems):
             "in 10^6 bytes; GB/s: LB over fstitch's median time; % copy: that over the copy bandwidth; "
             "vs eager / vs compile: their median time over fstitch's (above 1: fstitch is faster); "
             "check: relative L2 error against the reference evaluator on sampled rows "
-            "(the column and middle-axis sums and the column softmax: on the whole tensors). "
+            "(the reduction graphs: on the whole tensors). "
             "Times are medians of CUDA events with the L2 flushed before each run"
             + ("; jax times are host clock around the call, dispatch included." if show_jax else "."),
             "",

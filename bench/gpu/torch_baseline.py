@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Framework baselines for the GPU benchmark: the six canonical graphs of
-tests/common/canonical_graphs.cpp and the column and middle-axis sums and the column softmax of
-tests/common/reduction_graphs.cpp written in PyTorch (eager and torch.compile) and, when it
-imports, JAX (jax.jit), at the shapes and dtypes fstitch_bench_gpu uses, timed the same way:
+tests/common/canonical_graphs.cpp and the column reductions (sums, column softmax, norm
+backwards) of tests/common/reduction_graphs.cpp written in PyTorch (eager and
+torch.compile) and, when it imports, JAX (jax.jit), at the shapes and dtypes fstitch_bench_gpu uses, timed the same way:
 warm-up runs, then timed runs each preceded by an L2 flush (a write over a buffer several
 times the L2 size), median of CUDA events. The device-to-device copy bandwidth is measured
 the same way. Results go to a JSON file, rewritten after every case, so a run cut short
 still leaves what it measured.
 
   torch_baseline.py --output torch.json            # full: 8192x4096 and 16384x1024 (the
-                                                   # reductions: 8192x1024 and 64x4096x64)
+                                                   # reductions at their own shapes)
   torch_baseline.py --quick --output torch.json    # 4096x1024
   torch_baseline.py --device cpu --quick           # a dry run without a GPU (eager only)
 
@@ -34,15 +34,23 @@ GRAPHS = [
     "gelu_bias",
 ]
 SHAPES = {"full": [(8192, 4096), (16384, 1024)], "quick": [(4096, 1024)]}
-# The column and middle-axis sums and the column softmax of tests/common/reduction_graphs.cpp:
-# input shape (the one fstitch_bench_gpu runs in every timed mode) and the reduced axis,
-# computed in f32. column_softmax normalizes down the columns: its output has the input's shape.
+# The graphs of tests/common/reduction_graphs.cpp: input shape (the one fstitch_bench_gpu runs
+# in every timed mode) and the axis reduced down the columns. The sums and the column softmax
+# compute 16-bit inputs in f32; the norm backwards compute in the input's dtype, op by op, as
+# their graphs do.
 REDUCTIONS = {
     "bias_grad_column_sum": ((8192, 1024), 0),
     "middle_axis_sum": ((64, 4096, 64), 1),
     "column_softmax": ((4096, 1024), 0),
+    "layer_norm_backward": ((8192, 1024), 0),
+    "rms_norm_backward": ((8192, 1024), 0),
 }
-SAME_SHAPE_OUTPUT = {"column_softmax"}
+# Elements a reduction graph writes, from its input shape (default: the kept axes, once).
+REDUCTION_OUTPUT_ELEMENTS = {
+    "column_softmax": lambda dims: element_count(dims),
+    "layer_norm_backward": lambda dims: element_count(dims) + 2 * dims[-1],  # dx, dgamma, dbeta
+    "rms_norm_backward": lambda dims: element_count(dims) + dims[-1],  # dx, dgamma
+}
 ALL_GRAPHS = GRAPHS + list(REDUCTIONS)
 DTYPES = ["f32", "bf16"]
 ALL_MODES = ["eager", "compile", "max_autotune", "jax"]
@@ -58,6 +66,8 @@ INPUTS = {
     "bias_grad_column_sum": [("dy", "d")],  # "d": the reduction's input shape
     "middle_axis_sum": [("x", "d")],
     "column_softmax": [("x", "d")],
+    "layer_norm_backward": [("x", "d"), ("dy", "d"), ("w", "dv")],  # "dv": the input shape's last axis
+    "rms_norm_backward": [("x", "d"), ("dy", "d"), ("w", "dv")],
 }
 OUTPUT_COUNT = {name: 2 if name == "bias_residual_layer_norm" else 1 for name in GRAPHS}
 ELEMENT_BYTES = {"f32": 4, "bf16": 2}
@@ -78,8 +88,10 @@ def lower_bound_bytes(graph, rows, cols, dtype, dims=None):
     """Each input read once and each output written once, as fst_fusion_planned_bytes counts."""
     if graph in REDUCTIONS:
         axis = REDUCTIONS[graph][1]
-        kept = dims if graph in SAME_SHAPE_OUTPUT else [d for i, d in enumerate(dims) if i != axis]
-        return (element_count(dims) + element_count(kept)) * ELEMENT_BYTES[dtype]
+        inputs = sum(element_count(dims) if kind == "d" else dims[-1] for _, kind in INPUTS[graph])
+        kept = element_count([d for i, d in enumerate(dims) if i != axis])
+        outputs = REDUCTION_OUTPUT_ELEMENTS[graph](dims) if graph in REDUCTION_OUTPUT_ELEMENTS else kept
+        return (inputs + outputs) * ELEMENT_BYTES[dtype]
     elements = sum(rows * cols if kind == "m" else cols for _, kind in INPUTS[graph])
     elements += OUTPUT_COUNT[graph] * rows * cols
     return elements * ELEMENT_BYTES[dtype]
@@ -134,6 +146,21 @@ def torch_graphs(torch):
         e = torch.exp(xf - xf.amax(dim=0, keepdim=True))
         return ((e / e.sum(dim=0, keepdim=True)).to(x.dtype),)
 
+    def layer_norm_backward(x, dy, w):
+        xc = x - x.mean(dim=1, keepdim=True)
+        rstd = torch.rsqrt((xc * xc).mean(dim=1, keepdim=True) + 1e-5)
+        xhat = xc * rstd
+        gw = dy * w
+        inner = (gw - gw.mean(dim=1, keepdim=True)) - xhat * (gw * xhat).mean(dim=1, keepdim=True)
+        return (rstd * inner, (dy * xhat).sum(dim=0), dy.sum(dim=0))
+
+    def rms_norm_backward(x, dy, w):
+        rstd = torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-6)
+        xhat = x * rstd
+        gw = dy * w
+        dot = (gw * xhat).mean(dim=1, keepdim=True)
+        return (rstd * (gw - xhat * dot), (dy * xhat).sum(dim=0, keepdim=True))
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -144,6 +171,8 @@ def torch_graphs(torch):
         "bias_grad_column_sum": bias_grad_column_sum,
         "middle_axis_sum": middle_axis_sum,
         "column_softmax": column_softmax,
+        "layer_norm_backward": layer_norm_backward,
+        "rms_norm_backward": rms_norm_backward,
     }
 
 
@@ -196,6 +225,21 @@ def jax_graphs(jax, jnp):
         e = jnp.exp(xf - jnp.max(xf, axis=0, keepdims=True))
         return ((e / jnp.sum(e, axis=0, keepdims=True)).astype(x.dtype),)
 
+    def layer_norm_backward(x, dy, w):
+        xc = x - jnp.mean(x, axis=1, keepdims=True)
+        rstd = jax.lax.rsqrt(jnp.mean(xc * xc, axis=1, keepdims=True) + 1e-5)
+        xhat = xc * rstd
+        gw = dy * w
+        inner = (gw - jnp.mean(gw, axis=1, keepdims=True)) - xhat * jnp.mean(gw * xhat, axis=1, keepdims=True)
+        return (rstd * inner, jnp.sum(dy * xhat, axis=0), jnp.sum(dy, axis=0))
+
+    def rms_norm_backward(x, dy, w):
+        rstd = jax.lax.rsqrt(jnp.mean(x * x, axis=1, keepdims=True) + 1e-6)
+        xhat = x * rstd
+        gw = dy * w
+        dot = jnp.mean(gw * xhat, axis=1, keepdims=True)
+        return (rstd * (gw - xhat * dot), jnp.sum(dy * xhat, axis=0, keepdims=True))
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -206,6 +250,8 @@ def jax_graphs(jax, jnp):
         "bias_grad_column_sum": bias_grad_column_sum,
         "middle_axis_sum": middle_axis_sum,
         "column_softmax": column_softmax,
+        "layer_norm_backward": layer_norm_backward,
+        "rms_norm_backward": rms_norm_backward,
     }
 
 
@@ -304,7 +350,9 @@ def make_inputs(torch, graph, rows, cols, dtype, device, seed, dims=None):
     torch_dtype = torch.float32 if dtype == "f32" else torch.bfloat16
     tensors = []
     for _, kind in INPUTS[graph]:
-        shape = tuple(dims) if kind == "d" else (rows, cols) if kind == "m" else (cols,)
+        shape = (
+            tuple(dims) if kind == "d" else (dims[-1],) if kind == "dv" else (rows, cols) if kind == "m" else (cols,)
+        )
         values = torch.rand(shape, generator=generator, dtype=torch.float32) * 4.0 - 2.0
         tensors.append(values.to(device=device, dtype=torch_dtype))
     return tensors
@@ -460,7 +508,7 @@ def parse_args(argv):
         help="comma-separated among %s (default: eager,compile,jax; eager alone on the CPU)" % ",".join(ALL_MODES),
     )
     parser.add_argument("--graphs", default=None,
-                        help="comma-separated graph names (default: the six canonical graphs and the three reductions)")
+                        help="comma-separated graph names (default: the six canonical graphs and the reduction graphs)")
     parser.add_argument("--shapes", default=None, help="comma-separated ROWSxCOLS (default by mode)")
     parser.add_argument("--reduction-dims", default=None,
                         help="NAME=AxB[xC],... input shapes of the reductions (default: their benchmark shapes)")

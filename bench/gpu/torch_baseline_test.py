@@ -197,6 +197,30 @@ class TorchBaselineTest(unittest.TestCase):
         self.assertEqual(lb("bias_grad_column_sum", 8192, 1024, "bf16", (8192, 1024)), (8192 * 1024 + 1024) * 2)
         self.assertEqual(lb("middle_axis_sum", 64 * 4096, 64, "f32", (64, 4096, 64)), (64 * 4096 * 64 + 64 * 64) * 4)
 
+    def test_norm_backwards_match_their_gradients(self):
+        rng = np.random.default_rng(8)
+        x, dy = self.tensor(rng.uniform(-2, 2, (4, 6))), self.tensor(rng.uniform(-2, 2, (4, 6)))
+        w = self.tensor(rng.uniform(-2, 2, (6,)))
+        dx, dgamma, dbeta = self.graphs["layer_norm_backward"](x, dy, w)
+        xa, dya, wa = x.array.astype(np.float64), dy.array.astype(np.float64), w.array.astype(np.float64)
+        xc = xa - xa.mean(axis=1, keepdims=True)
+        rstd = 1 / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + 1e-5)
+        xhat = xc * rstd
+        # dx of y = xhat * w: its textbook form.
+        g = dya * wa
+        expected = rstd * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
+        np.testing.assert_allclose(dx.array, expected, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(dgamma.array, (dya * xhat).sum(axis=0), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(dbeta.array, dya.sum(axis=0), rtol=1e-5)
+        dx, dgamma = self.graphs["rms_norm_backward"](x, dy, w)
+        rstd = 1 / np.sqrt((xa * xa).mean(axis=1, keepdims=True) + 1e-6)
+        xhat = xa * rstd
+        expected = rstd * (g - xhat * (g * xhat).mean(axis=1, keepdims=True))
+        np.testing.assert_allclose(dx.array, expected, rtol=1e-4, atol=1e-5)
+        self.assertEqual(dgamma.array.shape, (1, 6))
+        lb = self.baseline.lower_bound_bytes
+        self.assertEqual(lb("rms_norm_backward", 8192, 1024, "bf16", (8192, 1024)), (3 * 8192 * 1024 + 2 * 1024) * 2)
+
     def test_column_softmax_normalizes_each_column(self):
         rng = np.random.default_rng(6)
         x = self.tensor(rng.uniform(-2, 2, (7, 3)))
@@ -219,15 +243,20 @@ class TorchBaselineTest(unittest.TestCase):
         code = self.baseline.main(["--device", "cpu", "--quick", "--shapes", "8x16", "--runs", "2", "--warmup", "1",
                                    "--modes", "eager,compile", "--output", output,
                                    "--reduction-dims",
-                                   "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4"])
+                                   "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4,"
+                                   "layer_norm_backward=4x6,rms_norm_backward=3x5"])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
-        self.assertEqual(len(doc["cases"]), 18)  # six graphs and three reductions, two dtypes each
+        self.assertEqual(len(doc["cases"]), 22)  # six graphs and five reductions, two dtypes each
         reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c}
         self.assertEqual(sorted(reductions), [("bias_grad_column_sum", "bf16"), ("bias_grad_column_sum", "f32"),
                                               ("column_softmax", "bf16"), ("column_softmax", "f32"),
-                                              ("middle_axis_sum", "bf16"), ("middle_axis_sum", "f32")])
+                                              ("layer_norm_backward", "bf16"), ("layer_norm_backward", "f32"),
+                                              ("middle_axis_sum", "bf16"), ("middle_axis_sum", "f32"),
+                                              ("rms_norm_backward", "bf16"), ("rms_norm_backward", "f32")])
+        # x and dy read, w read; dx, dgamma and dbeta written.
+        self.assertEqual(reductions[("layer_norm_backward", "f32")]["lower_bound_bytes"], (3 * 24 + 3 * 6) * 4)
         column = reductions[("column_softmax", "f32")]
         self.assertEqual(column["lower_bound_bytes"], 2 * 20 * 4)
         middle = reductions[("middle_axis_sum", "f32")]

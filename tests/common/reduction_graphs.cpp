@@ -118,6 +118,18 @@ const std::vector<ReductionGraph>& reduction_graphs() {
          if (dims.size() != 2) throw std::invalid_argument("column_softmax takes [rows, cols]");
          return column_softmax(dims[0], dims[1], dtype);
        }},
+      {"layer_norm_backward",
+       {8192, 1024},
+       [](const Dims& dims, DType dtype) {
+         if (dims.size() != 2) throw std::invalid_argument("layer_norm_backward takes [rows, cols]");
+         return layer_norm_backward(dims[0], dims[1], dtype);
+       }},
+      {"rms_norm_backward",
+       {8192, 1024},
+       [](const Dims& dims, DType dtype) {
+         if (dims.size() != 2) throw std::invalid_argument("rms_norm_backward takes [rows, cols]");
+         return rms_norm_backward(dims[0], dims[1], dtype);
+       }},
   };
   return graphs;
 }

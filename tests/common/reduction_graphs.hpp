@@ -46,8 +46,9 @@ struct ReductionGraph {
   std::function<Graph(const Dims& dims, DType dtype)> build;  // dims of the input
 };
 
-// bias_grad_column_sum at [8192, 1024], middle_axis_sum at [64, 4096, 64] and
-// column_softmax at [4096, 1024].
+// bias_grad_column_sum at [8192, 1024], middle_axis_sum at [64, 4096, 64], column_softmax
+// at [4096, 1024], and layer_norm_backward and rms_norm_backward at [8192, 1024] (dims are
+// x's; their other inputs follow from them).
 const std::vector<ReductionGraph>& reduction_graphs();
 
 // "64x4096x64".

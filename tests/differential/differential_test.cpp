@@ -133,8 +133,8 @@ TEST(Differential, CanonicalGraphs) {
       cases.size(), s.kernels, s.failed, s.worst_ratio, s.widened, seconds_since(start));
 }
 
-// The column and middle-axis reductions at shapes that cover one row or column, odd sizes
-// and a long reduced axis.
+// The column and middle-axis sums and the column softmax at shapes that cover one row or
+// column, odd sizes and a long reduced axis.
 TEST(Differential, ReductionGraphs) {
   const std::vector<Dims> column_shapes = {{64, 256}, {1000, 30}, {3, 7}, {1, 1}, {4096, 8}};
   const std::vector<Dims> middle_shapes = {{4, 100, 16}, {2, 3, 5}, {1, 1, 1}, {8, 512, 1}, {3, 1, 64}};
@@ -143,6 +143,8 @@ TEST(Differential, ReductionGraphs) {
   std::vector<DiffCase> cases;
   uint64_t data_seed = 5000;
   for (const ReductionGraph& reduction : reduction_graphs()) {
+    // The norm backwards run at more shapes in Differential.NormBackwardReadsXAndDyOnce.
+    if (reduction.name == "layer_norm_backward" || reduction.name == "rms_norm_backward") continue;
     const bool column = reduction.dims.size() == 2;
     for (const Dims& dims : column ? column_shapes : middle_shapes) {
       for (DType dtype : dtypes) {
