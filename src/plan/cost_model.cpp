@@ -216,13 +216,13 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
   if (s.schedule == ScheduleKind::kColumnTile) {
     int reductions = 0;
     for (ValueId v : s.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
-    const int64_t slots = s.cache == RowCache::kRegisters ? static_cast<int64_t>(s.cached.size()) *
-                                                                s.column.rows_per_thread * s.column.vector
-                                                          : 0;
+    const int64_t slots = keeps_values_in_registers(s) ? static_cast<int64_t>(s.cached.size()) *
+                                                             s.column.rows_per_thread * s.column.vector
+                                                       : 0;
     return column_tile_registers(reductions, element_shaped_loads(g, s), slots, s.column.passes,
                                  s.column.vector);
   }
-  if (s.cache == RowCache::kRegisters && !s.cached.empty()) {
+  if (keeps_values_in_registers(s)) {
     // A cached slot takes about three registers for a 32-bit value (the slot, the load
     // beside it, the temporaries of its uses), two and a half when loaded as 16 bits.
     regs = 32;
@@ -290,7 +290,7 @@ double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
   // Kept in registers across passes, the thread's rows are loaded before the first is used
   // (the loop over them unrolls fully).
   if (s.schedule == ScheduleKind::kColumnTile) {
-    const bool kept = s.cache == RowCache::kRegisters && !s.cached.empty();
+    const bool kept = keeps_values_in_registers(s);
     return element_bytes * V *
            (kept ? static_cast<double>(std::max<int64_t>(1, s.column.rows_per_thread)) : 2.0);
   }
@@ -299,7 +299,7 @@ double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
   const double cols = static_cast<double>(std::max<int64_t>(1, s.cols));
   const double vector_share =
       s.row_alignment == RowVectorAlignment::kShifted ? std::max(0.0, cols - (V - 1)) / cols : 1.0;
-  if (s.cache == RowCache::kRegisters && !s.cached.empty() && (V > 1 || s.threads_per_row == 1)) {
+  if (keeps_values_in_registers(s) && (V > 1 || s.threads_per_row == 1)) {
     // The whole row share is loaded before it is used: vector code issues it up front, and a
     // thread that owns its row has no per-element guard to serialize the unrolled loads.
     return element_bytes * static_cast<double>(s.elems_per_thread) * vector_share;
@@ -391,15 +391,14 @@ double code_instructions(const Graph& g, const KernelSpec& s) {
   double copies = static_cast<double>(lanes);
   if (s.schedule == ScheduleKind::kColumnTile && s.column.passes > 1) {
     // Each pass has its loop; kept in registers, a thread's rows unroll fully, else twice.
-    const bool kept = s.cache == RowCache::kRegisters && !s.cached.empty();
+    const bool kept = keeps_values_in_registers(s);
     copies *= static_cast<double>(s.column.passes) *
               static_cast<double>(kept ? std::max<int64_t>(1, s.column.rows_per_thread) : 2);
   }
   if (!s.reduced_axes.empty() && s.schedule != ScheduleKind::kColumnTile) {
     // A register row cache is indexed by the step, so its loops unroll fully.
-    const int64_t steps = s.cache == RowCache::kRegisters && !s.cached.empty()
-                              ? ceil_div(std::max<int64_t>(1, s.elems_per_thread), lanes)
-                              : 1;
+    const int64_t steps =
+        keeps_values_in_registers(s) ? ceil_div(std::max<int64_t>(1, s.elems_per_thread), lanes) : 1;
     copies *= static_cast<double>(s.phases + 1) * static_cast<double>(steps);
   }
   return body * copies;

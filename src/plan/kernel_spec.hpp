@@ -237,6 +237,11 @@ struct PlanInputs {
   double code_budget = 16384;
 };
 
+// Whether the kernel keeps values in a register cache across its passes.
+inline bool keeps_values_in_registers(const KernelSpec& s) {
+  return s.cache == RowCache::kRegisters && !s.cached.empty();
+}
+
 PlanInputs make_plan_inputs(const Graph& graph, FusionPolicy policy, const ArchParams& arch);
 
 // Values that never become kernel members: inputs, inlined values, opaque operations, views

@@ -846,9 +846,8 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       if (c.releases_groups()) {
         out << "split " << c.split << " ways across blocks (chunks of " << c.chunk << ", "
             << c.rows_per_thread << " row(s) per thread), " << c.passes << " passes, " << c.groups
-            << " group(s) of the tile's blocks resident together; after each reduction pass the last block "
-               "to "
-               "arrive combines the partials in split order and releases the group with the totals";
+            << " group(s) of the tile's blocks resident together; after each reduction pass the last "
+               "block to arrive combines the partials in split order and releases the group with the totals";
       } else if (c.split > 1) {
         out << "split " << c.split << " ways across blocks (chunks of " << c.chunk
             << "), partials combined in split order by each tile's last block";

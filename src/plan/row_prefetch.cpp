@@ -18,8 +18,8 @@ bool one_block_per_row(const KernelSpec& s) {
 }  // namespace
 
 bool row_prefetch_applies(const KernelSpec& s) {
-  return one_block_per_row(s) && s.phases > 0 && s.cache == RowCache::kRegisters && !s.cached.empty() &&
-         s.vector_width > 1 && s.row_alignment == RowVectorAlignment::kRowStart;
+  return one_block_per_row(s) && s.phases > 0 && keeps_values_in_registers(s) && s.vector_width > 1 &&
+         s.row_alignment == RowVectorAlignment::kRowStart;
 }
 
 int row_prefetch_registers(const Graph& g, const KernelSpec& s) {

@@ -34,10 +34,6 @@ size_t accumulator_bytes(OpKind op, DType result) {
   return result == DType::kF64 || result == DType::kI64 ? 8 : 4;
 }
 
-const char* column_combine_name(ColumnCombine c) {
-  return c == ColumnCombine::kGroupRelease ? "group release" : "last block";
-}
-
 uint64_t group_release_slots(const ColumnTiling& t) {
   return static_cast<uint64_t>(t.groups) * 2 * static_cast<uint64_t>(t.split + 1) *
          static_cast<uint64_t>(t.tile_elements());

@@ -38,7 +38,6 @@ enum class ColumnCombine : uint8_t {
   // reads the totals and runs the next pass over its own chunk.
   kGroupRelease,
 };
-const char* column_combine_name(ColumnCombine c);
 
 // What the choice depends on, all explicit so a cost model can score the alternatives.
 struct ColumnShape {

@@ -1,6 +1,7 @@
 #include "common/reduction_graphs.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 #include "ir/builder.hpp"
 
@@ -98,38 +99,30 @@ Graph column_softmax(int64_t rows, int64_t cols, DType dtype) {
   return g;
 }
 
+namespace {
+
+// A graph of [rows, cols] named `name` at benchmark shape `dims`, built by `build`.
+ReductionGraph two_dimensional(const std::string& name, Dims dims, Graph (*build)(int64_t, int64_t, DType)) {
+  return {name, std::move(dims), [name, build](const Dims& d, DType dtype) {
+            if (d.size() != 2) throw std::invalid_argument(name + " takes [rows, cols]");
+            return build(d[0], d[1], dtype);
+          }};
+}
+
+}  // namespace
+
 const std::vector<ReductionGraph>& reduction_graphs() {
   static const std::vector<ReductionGraph> graphs = {
-      {"bias_grad_column_sum",
-       {8192, 1024},
-       [](const Dims& dims, DType dtype) {
-         if (dims.size() != 2) throw std::invalid_argument("bias_grad_column_sum takes [rows, cols]");
-         return bias_grad_column_sum(dims[0], dims[1], dtype);
-       }},
+      two_dimensional("bias_grad_column_sum", {8192, 1024}, bias_grad_column_sum),
       {"middle_axis_sum",
        {64, 4096, 64},
        [](const Dims& dims, DType dtype) {
          if (dims.size() != 3) throw std::invalid_argument("middle_axis_sum takes [outer, middle, inner]");
          return middle_axis_sum(dims[0], dims[1], dims[2], dtype);
        }},
-      {"column_softmax",
-       {4096, 1024},
-       [](const Dims& dims, DType dtype) {
-         if (dims.size() != 2) throw std::invalid_argument("column_softmax takes [rows, cols]");
-         return column_softmax(dims[0], dims[1], dtype);
-       }},
-      {"layer_norm_backward",
-       {8192, 1024},
-       [](const Dims& dims, DType dtype) {
-         if (dims.size() != 2) throw std::invalid_argument("layer_norm_backward takes [rows, cols]");
-         return layer_norm_backward(dims[0], dims[1], dtype);
-       }},
-      {"rms_norm_backward",
-       {8192, 1024},
-       [](const Dims& dims, DType dtype) {
-         if (dims.size() != 2) throw std::invalid_argument("rms_norm_backward takes [rows, cols]");
-         return rms_norm_backward(dims[0], dims[1], dtype);
-       }},
+      two_dimensional("column_softmax", {4096, 1024}, column_softmax),
+      two_dimensional("layer_norm_backward", {8192, 1024}, layer_norm_backward),
+      two_dimensional("rms_norm_backward", {8192, 1024}, rms_norm_backward),
   };
   return graphs;
 }
