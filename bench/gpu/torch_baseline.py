@@ -44,12 +44,15 @@ REDUCTIONS = {
     "column_softmax": ((4096, 1024), 0),
     "layer_norm_backward": ((8192, 1024), 0),
     "rms_norm_backward": ((8192, 1024), 0),
+    "group_norm": ((8, 512, 4096), 2),
 }
+GROUP_NORM_GROUPS = 32  # kBenchmarkGroups of reduction_graphs.hpp
 # Elements a reduction graph writes, from its input shape (default: the kept axes, once).
 REDUCTION_OUTPUT_ELEMENTS = {
     "column_softmax": lambda dims: element_count(dims),
     "layer_norm_backward": lambda dims: element_count(dims) + 2 * dims[-1],  # dx, dgamma, dbeta
     "rms_norm_backward": lambda dims: element_count(dims) + dims[-1],  # dx, dgamma
+    "group_norm": lambda dims: element_count(dims),
 }
 ALL_GRAPHS = GRAPHS + list(REDUCTIONS)
 DTYPES = ["f32", "bf16"]
@@ -68,6 +71,7 @@ INPUTS = {
     "column_softmax": [("x", "d")],
     "layer_norm_backward": [("x", "d"), ("dy", "d"), ("w", "dv")],  # "dv": the input shape's last axis
     "rms_norm_backward": [("x", "d"), ("dy", "d"), ("w", "dv")],
+    "group_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],  # "dc": the input shape's channel axis (1)
 }
 OUTPUT_COUNT = {name: 2 if name == "bias_residual_layer_norm" else 1 for name in GRAPHS}
 ELEMENT_BYTES = {"f32": 4, "bf16": 2}
@@ -88,7 +92,8 @@ def lower_bound_bytes(graph, rows, cols, dtype, dims=None):
     """Each input read once and each output written once, as fst_fusion_planned_bytes counts."""
     if graph in REDUCTIONS:
         axis = REDUCTIONS[graph][1]
-        inputs = sum(element_count(dims) if kind == "d" else dims[-1] for _, kind in INPUTS[graph])
+        inputs = sum(element_count(dims) if kind == "d" else dims[1] if kind == "dc" else dims[-1]
+                     for _, kind in INPUTS[graph])
         kept = element_count([d for i, d in enumerate(dims) if i != axis])
         outputs = REDUCTION_OUTPUT_ELEMENTS[graph](dims) if graph in REDUCTION_OUTPUT_ELEMENTS else kept
         return (inputs + outputs) * ELEMENT_BYTES[dtype]
@@ -161,6 +166,9 @@ def torch_graphs(torch):
         dot = (gw * xhat).mean(dim=1, keepdim=True)
         return (rstd * (gw - xhat * dot), (dy * xhat).sum(dim=0, keepdim=True))
 
+    def group_norm(x, gamma, beta):
+        return (F.group_norm(x, GROUP_NORM_GROUPS, gamma, beta, eps=1e-5),)
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -173,6 +181,7 @@ def torch_graphs(torch):
         "column_softmax": column_softmax,
         "layer_norm_backward": layer_norm_backward,
         "rms_norm_backward": rms_norm_backward,
+        "group_norm": group_norm,
     }
 
 
@@ -240,6 +249,15 @@ def jax_graphs(jax, jnp):
         dot = jnp.mean(gw * xhat, axis=1, keepdims=True)
         return (rstd * (gw - xhat * dot), jnp.sum(dy * xhat, axis=0, keepdims=True))
 
+    def group_norm(x, gamma, beta):
+        n, c = x.shape[0], x.shape[1]
+        xv = x.astype(f32).reshape(n, GROUP_NORM_GROUPS, -1)
+        xc = xv - jnp.mean(xv, axis=2, keepdims=True)
+        xhat = (xc * jax.lax.rsqrt(jnp.mean(xc * xc, axis=2, keepdims=True) + 1e-5)).reshape(x.shape)
+        affine = (-1, c) + (1,) * (x.ndim - 2)
+        y = xhat * gamma.astype(f32).reshape(affine) + beta.astype(f32).reshape(affine)
+        return (y.astype(x.dtype),)
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -252,6 +270,7 @@ def jax_graphs(jax, jnp):
         "column_softmax": column_softmax,
         "layer_norm_backward": layer_norm_backward,
         "rms_norm_backward": rms_norm_backward,
+        "group_norm": group_norm,
     }
 
 
@@ -351,7 +370,9 @@ def make_inputs(torch, graph, rows, cols, dtype, device, seed, dims=None):
     tensors = []
     for _, kind in INPUTS[graph]:
         shape = (
-            tuple(dims) if kind == "d" else (dims[-1],) if kind == "dv" else (rows, cols) if kind == "m" else (cols,)
+            tuple(dims)
+            if kind == "d"
+            else (dims[-1],) if kind == "dv" else (dims[1],) if kind == "dc" else (rows, cols) if kind == "m" else (cols,)
         )
         values = torch.rand(shape, generator=generator, dtype=torch.float32) * 4.0 - 2.0
         tensors.append(values.to(device=device, dtype=torch_dtype))

@@ -122,7 +122,15 @@ def make_fake_torch(failing_compile_graph):
     torch.linalg = types.SimpleNamespace(vector_norm=lambda t: float(np.linalg.norm(t.array.ravel())))
     erf = np.vectorize(math.erf)
     gelu = lambda t: t._wrap(t.array * 0.5 * (1.0 + erf(t.array / math.sqrt(2.0))))  # noqa: E731
-    torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(gelu=gelu))
+
+    def group_norm(t, groups, weight, bias, eps):
+        a = t.array.astype(np.float64)
+        v = a.reshape(a.shape[0], groups, -1)
+        v = (v - v.mean(axis=2, keepdims=True)) / np.sqrt(v.var(axis=2, keepdims=True) + eps)
+        channel = (1, a.shape[1]) + (1,) * (a.ndim - 2)
+        return Tensor(v.reshape(a.shape) * weight.array.reshape(channel) + bias.array.reshape(channel), t.dtype)
+
+    torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(gelu=gelu, group_norm=group_norm))
 
     def compile(fn, dynamic=None, mode=None):
         if fn.__name__ == failing_compile_graph:
@@ -232,6 +240,22 @@ class TorchBaselineTest(unittest.TestCase):
         lb = self.baseline.lower_bound_bytes
         self.assertEqual(lb("column_softmax", 4096, 1024, "bf16", (4096, 1024)), 2 * 4096 * 1024 * 2)
 
+    def test_group_norm_normalizes_each_group_then_each_channel(self):
+        rng = np.random.default_rng(9)
+        groups = self.baseline.GROUP_NORM_GROUPS
+        x = self.tensor(rng.uniform(-2, 2, (2, 2 * groups, 5)))
+        gamma, beta = self.tensor(rng.uniform(0.5, 2, (2 * groups,))), self.tensor(rng.uniform(-1, 1, (2 * groups,)))
+        (y,) = self.graphs["group_norm"](x, gamma, beta)
+        self.assertEqual(y.array.shape, x.array.shape)
+        # Undo the affine per channel: each group of two channels has mean 0 and variance 1.
+        xhat = (y.array - beta.array.reshape(1, -1, 1)) / gamma.array.reshape(1, -1, 1)
+        per_group = xhat.reshape(2, groups, -1)
+        np.testing.assert_allclose(per_group.mean(axis=2), 0, atol=1e-5)
+        np.testing.assert_allclose(per_group.var(axis=2), 1, rtol=1e-3)
+        # x and y whole, gamma and beta once per channel.
+        lb = self.baseline.lower_bound_bytes
+        self.assertEqual(lb("group_norm", 0, 0, "bf16", (8, 512, 4096)), (2 * 8 * 512 * 4096 + 2 * 512) * 2)
+
     def test_lower_bound_counts_inputs_and_outputs(self):
         lb = self.baseline.lower_bound_bytes
         self.assertEqual(lb("layer_norm", 8192, 4096, "bf16"), (2 * 8192 * 4096 + 2 * 4096) * 2)
@@ -244,14 +268,15 @@ class TorchBaselineTest(unittest.TestCase):
                                    "--modes", "eager,compile", "--output", output,
                                    "--reduction-dims",
                                    "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4,"
-                                   "layer_norm_backward=4x6,rms_norm_backward=3x5"])
+                                   "layer_norm_backward=4x6,rms_norm_backward=3x5,group_norm=2x64x3"])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
-        self.assertEqual(len(doc["cases"]), 22)  # six graphs and five reductions, two dtypes each
+        self.assertEqual(len(doc["cases"]), 24)  # six graphs and six reductions, two dtypes each
         reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c}
         self.assertEqual(sorted(reductions), [("bias_grad_column_sum", "bf16"), ("bias_grad_column_sum", "f32"),
                                               ("column_softmax", "bf16"), ("column_softmax", "f32"),
+                                              ("group_norm", "bf16"), ("group_norm", "f32"),
                                               ("layer_norm_backward", "bf16"), ("layer_norm_backward", "f32"),
                                               ("middle_axis_sum", "bf16"), ("middle_axis_sum", "f32"),
                                               ("rms_norm_backward", "bf16"), ("rms_norm_backward", "f32")])
@@ -262,6 +287,7 @@ class TorchBaselineTest(unittest.TestCase):
         middle = reductions[("middle_axis_sum", "f32")]
         self.assertEqual((middle["dims"], middle["rows"], middle["cols"]), ([2, 3, 4], 6, 4))
         self.assertEqual(middle["lower_bound_bytes"], (24 + 8) * 4)
+        self.assertEqual(reductions[("group_norm", "f32")]["lower_bound_bytes"], (2 * 384 + 2 * 64) * 4)
         for case in doc["cases"]:
             self.assertGreater(case["results"]["eager"]["median_us"], 0)
             if case["graph"] == "gelu_bias":

@@ -134,22 +134,28 @@ CompiledModule compile_program(const Nvrtc& nvrtc, const CompileRequest& request
     fail(StatusCode::kCompile, "NVRTC returned no CUBIN for " + program_name(request) + " for " +
                                    arch_name("sm_", request.arch) + ":\n" + output.log);
   }
-  if (output.ptx.empty()) {
-    std::vector<std::string> ptx_options = options;
-    ptx_options[1] = "-arch=" + arch_name("compute_", request.arch);
-    ptx_options.erase(ptx_options.begin() + 2);  // nothing is assembled: drop --ptxas-options
-    output.ptx = run_nvrtc(nvrtc, request, ptx_options, /*want_cubin=*/false).ptx;
-    if (output.ptx.empty()) {
-      fail(StatusCode::kCompile, "NVRTC returned no PTX for " + program_name(request) + " for " +
-                                     arch_name("compute_", request.arch));
-    }
-  }
+  if (output.ptx.empty()) output.ptx = compile_to_ptx(nvrtc, request);
   CompiledModule module;
   module.ptx = std::move(output.ptx);
   module.cubin = std::move(output.cubin);
   module.log = std::move(output.log);
   module.resources = parse_ptxas_report(module.log);
   return module;
+}
+
+std::string compile_to_ptx(const Nvrtc& nvrtc, const CompileRequest& request) {
+  if (request.source.empty()) {
+    fail(StatusCode::kInvalidArgument, "the CUDA source of " + program_name(request) + " is empty");
+  }
+  std::vector<std::string> options = compile_options(request);
+  options[1] = "-arch=" + arch_name("compute_", request.arch);
+  options.erase(options.begin() + 2);  // nothing is assembled: drop --ptxas-options
+  std::string ptx = run_nvrtc(nvrtc, request, options, /*want_cubin=*/false).ptx;
+  if (ptx.empty()) {
+    fail(StatusCode::kCompile, "NVRTC returned no PTX for " + program_name(request) + " for " +
+                                   arch_name("compute_", request.arch));
+  }
+  return ptx;
 }
 
 }  // namespace fstitch::jit

@@ -40,4 +40,9 @@ std::vector<std::string> compile_options(const CompileRequest& request);
 // source does not compile, Error(kOutOfMemory) when NVRTC runs out of memory.
 CompiledModule compile_program(const Nvrtc& nvrtc, const CompileRequest& request);
 
+// Compiles `request` to PTX for compute_<arch> only: NVRTC's front end without ptxas, about
+// half the time of compile_program. Enough where only acceptance of the text matters; the
+// same errors as compile_program for a source that does not compile.
+std::string compile_to_ptx(const Nvrtc& nvrtc, const CompileRequest& request);
+
 }  // namespace fstitch::jit

@@ -99,6 +99,36 @@ Graph column_softmax(int64_t rows, int64_t cols, DType dtype) {
   return g;
 }
 
+Graph group_norm(const GroupNormShape& s, DType dtype, GroupNormExtras extras) {
+  if (s.groups < 1 || s.c % s.groups != 0)
+    throw std::invalid_argument("group_norm: the channels must split into whole groups");
+  Graph g;
+  const Dims dims = {s.n, s.c, s.hw};
+  const Dims view = {s.n, s.groups, s.c / s.groups * s.hw};
+  auto in_f32 = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, DType::kF32) : v; };
+  const DType compute = low_precision(dtype) ? DType::kF32 : dtype;
+  const ValueId x = in_f32(build_input(g, "x", dtype, dims));
+  const ValueId gamma = in_f32(build_input(g, "gamma", dtype, {s.c, 1}));
+  const ValueId beta = in_f32(build_input(g, "beta", dtype, {s.c, 1}));
+  const ValueId xv = build_reshape(g, x, view);
+  const ValueId mean = build_reduce(g, OpKind::kReduceMean, xv, {2}, true);
+  const ValueId xc = build_binary(g, OpKind::kSub, xv, build_broadcast(g, mean, view));
+  const ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, xc, xc), {2}, true);
+  const ValueId eps = build_broadcast(g, build_constant_f64(g, compute, 1e-5), {s.n, s.groups, 1});
+  const ValueId rstd = build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps));
+  const ValueId xhat =
+      build_reshape(g, build_binary(g, OpKind::kMul, xc, build_broadcast(g, rstd, view)), dims);
+  ValueId y =
+      build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, xhat, build_broadcast(g, gamma, dims)),
+                   build_broadcast(g, beta, dims));
+  if (extras == GroupNormExtras::kResidualAndMean)
+    y = build_binary(g, OpKind::kAdd, y, in_f32(build_input(g, "residual", dtype, dims)));
+  build_output(g, "y", low_precision(dtype) ? build_cast(g, y, dtype) : y);
+  if (extras == GroupNormExtras::kResidualAndMean)
+    build_output(g, "mean", low_precision(dtype) ? build_cast(g, mean, dtype) : mean);
+  return g;
+}
+
 namespace {
 
 // A graph of [rows, cols] named `name` at benchmark shape `dims`, built by `build`.
@@ -123,6 +153,12 @@ const std::vector<ReductionGraph>& reduction_graphs() {
       two_dimensional("column_softmax", {4096, 1024}, column_softmax),
       two_dimensional("layer_norm_backward", {8192, 1024}, layer_norm_backward),
       two_dimensional("rms_norm_backward", {8192, 1024}, rms_norm_backward),
+      {"group_norm",
+       {8, 512, 4096},
+       [](const Dims& dims, DType dtype) {
+         if (dims.size() != 3) throw std::invalid_argument("group_norm takes [n, channels, hw]");
+         return group_norm({dims[0], dims[1], dims[2], kBenchmarkGroups}, dtype);
+       }},
   };
   return graphs;
 }

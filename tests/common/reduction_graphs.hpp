@@ -40,6 +40,18 @@ void add_layer_norm_backward(Graph& g, int64_t rows, int64_t cols, DType dtype, 
 // RMSNorm backward: dx and dgamma = sum(dy * xhat, axis 0) kept as [1, cols].
 Graph rms_norm_backward(int64_t rows, int64_t cols, DType dtype);
 
+// GroupNorm of x [n, c, hw] over `groups` groups of channels: statistics over the reshaped
+// view [n, groups, c / groups * hw], then the per-channel affine y * gamma + beta (gamma and
+// beta [c, 1]) on x's shape again; 16-bit inputs computed in f32. kResidualAndMean also adds
+// a residual input and outputs the groups' mean [n, groups, 1].
+struct GroupNormShape {
+  int64_t n, c, hw, groups;
+};
+enum class GroupNormExtras { kNone, kResidualAndMean };
+Graph group_norm(const GroupNormShape& shape, DType dtype, GroupNormExtras extras = GroupNormExtras::kNone);
+// The groups of the benchmarks' GroupNorm (as in most vision models).
+inline constexpr int64_t kBenchmarkGroups = 32;
+
 struct ReductionGraph {
   std::string name;
   Dims dims;                                                  // the input's shape in the benchmarks
@@ -47,8 +59,8 @@ struct ReductionGraph {
 };
 
 // bias_grad_column_sum at [8192, 1024], middle_axis_sum at [64, 4096, 64], column_softmax
-// at [4096, 1024], and layer_norm_backward and rms_norm_backward at [8192, 1024] (dims are
-// x's; their other inputs follow from them).
+// at [4096, 1024], layer_norm_backward and rms_norm_backward at [8192, 1024], and group_norm
+// (32 groups) at [8, 512, 4096] (dims are x's; their other inputs follow from them).
 const std::vector<ReductionGraph>& reduction_graphs();
 
 // "64x4096x64".

@@ -80,6 +80,30 @@ TEST(Compile, PtxEqualsAComputeArchCompile) {
   EXPECT_EQ(module.ptx, ptx);
 }
 
+TEST(Compile, PtxOnlyIsTheProgramsPtxWithoutAssembly) {
+  CompileRequest request;
+  request.source = testing::single_kernel_source("fst_twice", 2);
+  request.name = "twice.cu";
+  request.arch = 90;
+  EXPECT_EQ(compile_to_ptx(*system_nvrtc(), request), compile_program(*system_nvrtc(), request).ptx);
+
+  request.source = "extern \"C\" __global__ void bad(float* y) { y[0] = 2.0f }\n";
+  try {
+    compile_to_ptx(*system_nvrtc(), request);
+    FAIL() << "expected kCompile";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), StatusCode::kCompile);
+    EXPECT_NE(std::string(error.what()).find("twice.cu"), std::string::npos) << error.what();
+  }
+  request.source.clear();
+  try {
+    compile_to_ptx(*system_nvrtc(), request);
+    FAIL() << "expected kInvalidArgument";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), StatusCode::kInvalidArgument);
+  }
+}
+
 TEST(Compile, SyntaxErrorGivesCompileStatusWithTheLine) {
   CompileRequest request;
   request.name = "broken.cu";
