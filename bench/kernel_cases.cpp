@@ -29,7 +29,7 @@ void add_canonical(std::vector<KernelCase>& cases, const testing::CanonicalGraph
 }
 
 void add_reductions(std::vector<KernelCase>& cases, DType dtype, int arch) {
-  for (const testing::ReductionGraph& graph : testing::reduction_graphs()) {
+  for (const testing::ShapedGraph& graph : testing::reduction_graphs()) {
     cases.push_back(
         {graph.name, testing::dims_text(graph.dims), dtype, arch, graph.build(graph.dims, dtype)});
   }

@@ -8,6 +8,7 @@
 
 #include "capi.hpp"
 #include "common/canonical_graphs.hpp"
+#include "common/packed_graphs.hpp"
 #include "common/reduction_graphs.hpp"
 #include "host_data.hpp"
 #include "ir/text.hpp"
@@ -25,21 +26,21 @@ double ms_since(Clock::time_point start) {
 }
 
 // The builder of a case's graph at any number of rows (the reference's sampled rows); a
-// reduction graph is built at its own shape whatever the rows.
+// shaped graph is built at its own shape whatever the rows.
 GraphBuilder builder_of(const CaseSpec& spec) {
   if (spec.dims.empty()) {
     for (const testing::CanonicalGraph& graph : testing::canonical_graphs()) {
       if (graph.name == spec.graph) return graph.build;
     }
   } else {
-    for (const testing::ReductionGraph& graph : testing::reduction_graphs()) {
+    for (const testing::ShapedGraph& graph : shaped_graphs()) {
       if (graph.name == spec.graph) {
         const Dims dims = spec.dims;
         return [build = graph.build, dims](int64_t, int64_t, DType dtype) { return build(dims, dtype); };
       }
     }
   }
-  throw std::runtime_error("no " + std::string(spec.dims.empty() ? "canonical" : "reduction") +
+  throw std::runtime_error("no " + std::string(spec.dims.empty() ? "canonical" : "shaped") +
                            " graph named \"" + spec.graph + "\"");
 }
 
@@ -89,7 +90,16 @@ void verify_outputs(const GpuRuntime& runtime, const CaseSpec& spec, const std::
 
 }  // namespace
 
-CaseSpec reduction_case(const std::string& graph, const Dims& dims, DType dtype) {
+const std::vector<testing::ShapedGraph>& shaped_graphs() {
+  static const std::vector<testing::ShapedGraph> graphs = [] {
+    std::vector<testing::ShapedGraph> all = testing::reduction_graphs();
+    for (const testing::ShapedGraph& graph : testing::optimizer_graphs()) all.push_back(graph);
+    return all;
+  }();
+  return graphs;
+}
+
+CaseSpec shaped_case(const std::string& graph, const Dims& dims, DType dtype) {
   CaseSpec spec;
   spec.graph = graph;
   spec.dims = dims;
@@ -108,7 +118,7 @@ std::string case_label(const CaseSpec& spec) {
 bool is_known_graph(const std::string& name) {
   for (const testing::CanonicalGraph& graph : testing::canonical_graphs())
     if (graph.name == name) return true;
-  for (const testing::ReductionGraph& graph : testing::reduction_graphs())
+  for (const testing::ShapedGraph& graph : shaped_graphs())
     if (graph.name == name) return true;
   return false;
 }

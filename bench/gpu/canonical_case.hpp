@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
+#include "common/shaped_graph.hpp"
 #include "fstitch.h"
 #include "gpu_runtime.hpp"
 #include "ir/dtype.hpp"
@@ -13,16 +16,20 @@
 
 namespace fstitch::bench_gpu {
 
+// The graphs the benchmark builds at shapes of their own: testing::reduction_graphs(), then
+// testing::optimizer_graphs().
+const std::vector<testing::ShapedGraph>& shaped_graphs();
+
 struct CaseSpec {
-  std::string graph;  // a name from testing::canonical_graphs() or testing::reduction_graphs()
-  int64_t rows = 0;   // a reduction graph: the input's elements over its last axis
-  int64_t cols = 0;   // a reduction graph: the input's last axis
+  std::string graph;  // a name from testing::canonical_graphs() or shaped_graphs()
+  int64_t rows = 0;   // a shaped graph: the elements of dims over its last entry
+  int64_t cols = 0;   // a shaped graph: dims' last entry
   DType dtype = DType::kF32;
-  Dims dims;  // a reduction graph's input shape; empty for a canonical graph (rows x cols)
+  Dims dims;  // a shaped graph's dims; empty for a canonical graph (rows x cols)
 };
 
-// A case of a reduction graph at the input shape `dims`.
-CaseSpec reduction_case(const std::string& graph, const Dims& dims, DType dtype);
+// A case of a shaped graph at `dims`.
+CaseSpec shaped_case(const std::string& graph, const Dims& dims, DType dtype);
 
 // "layer_norm 8192x4096 bf16", "middle_axis_sum 64x4096x64 f32"
 std::string case_label(const CaseSpec& spec);
@@ -35,7 +42,8 @@ struct CaseOptions {
   int warmup = 5;
   int runs = 50;
   int64_t check_rows = 64;  // rows compared with the reference; all rows when the graph has fewer
-  // A graph whose rows mix (a reduction graph) is checked whole up to this many elements.
+  // A graph whose rows mix (a shaped graph) is checked whole while its largest tensor has at
+  // most this many elements.
   int64_t max_whole_check_elements = int64_t{1} << 22;
   uint64_t seed = 1;
 };

@@ -289,15 +289,19 @@ TEST(GpuBenchResults, ReportsBandwidthAndErrors) {
   EXPECT_NE(text.find("\"overhead\":null"), std::string::npos) << text;
 }
 
-TEST(GpuBenchCases, ReductionCasesNameTheirShape) {
-  const CaseSpec middle = reduction_case("middle_axis_sum", {64, 4096, 64}, DType::kF32);
+TEST(GpuBenchCases, ShapedCasesNameTheirShape) {
+  const CaseSpec middle = shaped_case("middle_axis_sum", {64, 4096, 64}, DType::kF32);
   EXPECT_EQ(middle.rows, 64 * 4096);
   EXPECT_EQ(middle.cols, 64);
   EXPECT_EQ(case_label(middle), "middle_axis_sum 64x4096x64 f32");
   EXPECT_EQ(case_label(CaseSpec{"layer_norm", 8, 16, DType::kBF16, {}}), "layer_norm 8x16 bf16");
   EXPECT_TRUE(is_known_graph("bias_grad_column_sum"));
   EXPECT_TRUE(is_known_graph("rms_norm"));
+  EXPECT_TRUE(is_known_graph("group_norm"));
+  EXPECT_TRUE(is_known_graph("adamw_step"));
   EXPECT_FALSE(is_known_graph("no_such_graph"));
+  // An optimizer's dims are its tensor count.
+  EXPECT_EQ(case_label(shaped_case("adamw_step", {100}, DType::kF32)), "adamw_step 100 f32");
 
   CaseResult result;
   result.spec = middle;
@@ -307,12 +311,32 @@ TEST(GpuBenchCases, ReductionCasesNameTheirShape) {
   EXPECT_NE(text.find("\"rows\":262144,\"cols\":64,\"dims\":[64,4096,64]"), std::string::npos) << text;
 }
 
-TEST(GpuBenchReferenceRows, ReductionGraphsAreCheckedWholeUpToTheLimit) {
+TEST(GpuBenchCases, ShapedGraphsBuildAtTheirShapesInTheirDtypes) {
+  for (const testing::ShapedGraph& graph : shaped_graphs()) {
+    ASSERT_FALSE(graph.dtypes.empty()) << graph.name;
+    ASSERT_EQ(graph.check_dims.size(), graph.dims.size()) << graph.name;
+    for (DType dtype : graph.dtypes) {
+      for (const Dims& dims : {graph.dims, graph.check_dims}) {
+        const Graph built = graph.build(dims, dtype);
+        EXPECT_FALSE(built.outputs().empty()) << graph.name << " " << testing::dims_text(dims);
+      }
+    }
+  }
+  for (const testing::ShapedGraph& graph : shaped_graphs()) {
+    if (graph.name == "adamw_step") {
+      EXPECT_EQ(graph.build({100}, DType::kF32).inputs().size(), 400u);  // p, g, m and v of each tensor
+    }
+  }
+}
+
+TEST(GpuBenchReferenceRows, ShapedGraphsAreCheckedWholeUpToTheLimit) {
   ContextHandle context = host_context();
-  for (const testing::ReductionGraph& reduction : testing::reduction_graphs()) {
-    // 64 channels: GroupNorm's 32 groups of two.
-    const Dims dims = reduction.dims.size() == 2 ? Dims{8, 16} : Dims{2, 64, 4};
-    const CaseSpec spec = reduction_case(reduction.name, dims, DType::kF32);
+  for (const testing::ShapedGraph& reduction : shaped_graphs()) {
+    // 64 channels: GroupNorm's 32 groups of two; three tensors of an optimizer.
+    const Dims dims = reduction.dims.size() == 2   ? Dims{8, 16}
+                      : reduction.dims.size() == 3 ? Dims{2, 64, 4}
+                                                   : Dims{3};
+    const CaseSpec spec = shaped_case(reduction.name, dims, DType::kF32);
     const Graph built = reduction.build(dims, DType::kF32);
     std::string why;
     EXPECT_FALSE(rows_are_independent(built, spec.rows, spec.cols, &why)) << reduction.name;

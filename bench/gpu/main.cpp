@@ -1,6 +1,7 @@
 // fstitch_bench_gpu: the canonical graphs fused by fstitch on a real GPU, checked against
 // the reference evaluator and timed against the device's copy bandwidth, plus fstitch's
 // host overhead per launched kernel. See bench/README.md ("GPU benchmark").
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -12,7 +13,6 @@
 #include "canonical_case.hpp"
 #include "capi.hpp"
 #include "common/canonical_graphs.hpp"
-#include "common/reduction_graphs.hpp"
 #include "gpu_runtime.hpp"
 #include "launch_overhead.hpp"
 #include "results.hpp"
@@ -49,9 +49,10 @@ const char* const kUsage =
     "  --overhead-only  only the host overhead per kernel (also meaningful with a stand-in\n"
     "             driver in FSTITCH_CUDA_DRIVER: the driver's own time is subtracted)\n"
     "Every mode but --overhead-only also runs the reduction graphs at their shapes: the column\n"
-    "sum (8192x1024), the middle-axis sum (64x4096x64), the column softmax (4096x1024) and the\n"
-    "LayerNorm and RMSNorm backwards (8192x1024), f32 and bf16 (256x1024 and 8x256x64 with\n"
-    "--check), checked whole.\n";
+    "sum (8192x1024), the middle-axis sum (64x4096x64), the column softmax (4096x1024), the\n"
+    "LayerNorm and RMSNorm backwards (8192x1024) and GroupNorm (8x512x4096), f32 and bf16\n"
+    "(256x1024 and 8x256x64 with --check), and an AdamW step over 100 parameter tensors (3\n"
+    "with --check), f32; each checked whole.\n";
 
 bool parse_int(const std::string& text, int* out) {
   try {
@@ -134,11 +135,10 @@ std::vector<Shape> shapes_for(const std::string& mode) {
   return {{8192, 4096}, {16384, 1024}};
 }
 
-// The reductions' input shapes: their benchmark shapes (tests/common/reduction_graphs.hpp),
-// or small ones of the same rank in the check mode, which runs under compute-sanitizer.
-Dims reduction_dims(const testing::ReductionGraph& graph, const std::string& mode) {
-  if (mode != "check") return graph.dims;
-  return graph.dims.size() == 2 ? Dims{256, 1024} : Dims{8, 256, 64};
+// The shaped graphs' dims: their benchmark shapes, or the small ones of the check mode, which
+// runs under compute-sanitizer.
+Dims shaped_dims(const testing::ShapedGraph& graph, const std::string& mode) {
+  return mode == "check" ? graph.check_dims : graph.dims;
 }
 
 bool wanted(const Options& options, const std::string& name) {
@@ -274,14 +274,16 @@ int run(const Options& options) {
       }
     }
   }
-  // The reduction graphs: their outputs mix rows, so the reference sees the whole tensors
+  // The shaped graphs: their outputs mix rows, so the reference sees the whole tensors
   // (16M elements at most, a second or two on the host).
-  CaseOptions reduction_options = case_options;
-  reduction_options.max_whole_check_elements = int64_t{1} << 25;
+  CaseOptions shaped_options = case_options;
+  shaped_options.max_whole_check_elements = int64_t{1} << 25;
   for (DType dtype : overhead_only ? std::vector<DType>{} : std::vector<DType>{DType::kF32, DType::kBF16}) {
-    for (const testing::ReductionGraph& graph : testing::reduction_graphs()) {
-      if (wanted(options, graph.name))
-        run_one(reduction_case(graph.name, reduction_dims(graph, options.mode), dtype), reduction_options);
+    for (const testing::ShapedGraph& graph : shaped_graphs()) {
+      const bool runs_dtype =
+          std::find(graph.dtypes.begin(), graph.dtypes.end(), dtype) != graph.dtypes.end();
+      if (runs_dtype && wanted(options, graph.name))
+        run_one(shaped_case(graph.name, shaped_dims(graph, options.mode), dtype), shaped_options);
     }
   }
 

@@ -26,8 +26,9 @@ using GraphBuilder = std::function<Graph(int64_t rows, int64_t cols, DType dtype
 // The reference outputs of `build(rows, cols, dtype)` for `host_inputs` (dense buffers in
 // input order, described by `inputs`), on `check_rows` rows sampled by sample_rows() when the
 // rows are independent and there are more rows than that. Graphs without independent rows
-// are evaluated whole up to `max_whole_elements` (4M by default) and not at all beyond (`ran`
-// false, `note` says why). Throws std::runtime_error when the reference fails.
+// are evaluated whole while their largest input or output has at most `max_whole_elements`
+// elements (4M by default) and not at all beyond (`ran` false, `note` says why). Throws std::runtime_error
+// when the reference fails.
 RowReference reference_rows(fst_context* context, const GraphBuilder& build, int64_t rows, int64_t cols,
                             DType dtype, const std::vector<TensorSpec>& inputs,
                             const std::vector<std::vector<unsigned char>>& host_inputs, int64_t check_rows,

@@ -159,12 +159,16 @@ def benchmark_section(fstitch, torch, problems):
     modes = (torch or {}).get("modes", [])
     show_autotune = "max_autotune" in modes
     show_jax = "jax" in modes
+    # An optimizer step's fused implementation (torch.optim.AdamW(fused=True)).
+    show_fused = any("fused" in (case.get("results") or {}) for case in torch_cases.values())
     header = ["graph", "shape", "dtype", "kernels", "LB MB", "fstitch us", "GB/s", "% copy", "eager us", "compile us"]
+    if show_fused:
+        header.append("fused us")
     if show_autotune:
         header.append("autotune us")
     if show_jax:
         header.append("jax us")
-    header += ["vs eager", "vs compile", "check"]
+    header += ["vs eager", "vs compile"] + (["vs fused"] if show_fused else []) + ["check"]
 
     rows = []
     seen = set()
@@ -187,11 +191,16 @@ def benchmark_section(fstitch, torch, problems):
             number(mode_time(theirs, "eager"), 1),
             number(mode_time(theirs, "compile"), 1),
         ]
+        if show_fused:
+            row.append(number(mode_time(theirs, "fused"), 1))
         if show_autotune:
             row.append(number(mode_time(theirs, "max_autotune"), 1))
         if show_jax:
             row.append(number(mode_time(theirs, "jax"), 1))
-        row += [ratio(mode_time(theirs, "eager"), ours), ratio(mode_time(theirs, "compile"), ours), check_text(case)]
+        row += [ratio(mode_time(theirs, "eager"), ours), ratio(mode_time(theirs, "compile"), ours)]
+        if show_fused:
+            row.append(ratio(mode_time(theirs, "fused"), ours))
+        row.append(check_text(case))
         rows.append(row)
         if case.get("error"):
             problems.append(f"fstitch {key[0]} {key[1]} {key[2]}: {case['error']}")
@@ -203,14 +212,16 @@ def benchmark_section(fstitch, torch, problems):
         lower_bound = theirs.get("lower_bound_bytes") or 0
         row = [key[0], key[1], key[2], "-", number(lower_bound / 1e6, 1), "-", "-", "-"]
         row += [number(mode_time(theirs, "eager"), 1), number(mode_time(theirs, "compile"), 1)]
+        if show_fused:
+            row.append(number(mode_time(theirs, "fused"), 1))
         if show_autotune:
             row.append(number(mode_time(theirs, "max_autotune"), 1))
         if show_jax:
             row.append(number(mode_time(theirs, "jax"), 1))
-        row += ["-", "-", "not run"]
+        row += ["-", "-"] + (["-"] if show_fused else []) + ["not run"]
         rows.append(row)
     for key, theirs in torch_cases.items():
-        for mode in modes:
+        for mode in modes + (["fused"] if show_fused else []):
             error = mode_error(theirs, mode)
             if error:
                 problems.append(f"{mode} {key[0]} {key[1]} {key[2]}: {error}")
@@ -221,7 +232,9 @@ def benchmark_section(fstitch, torch, problems):
             "LB MB: the lower bound of global-memory traffic (each input read once, each output written once), "
             "in 10^6 bytes; GB/s: LB over fstitch's median time; % copy: that over the copy bandwidth; "
             "vs eager / vs compile: their median time over fstitch's (above 1: fstitch is faster); "
-            "check: relative L2 error against the reference evaluator on sampled rows "
+            + ("fused: torch.optim.AdamW(fused=True), eager: its foreach form (an optimizer step's shape is its "
+               "tensor count); " if show_fused else "")
+            + "check: relative L2 error against the reference evaluator on sampled rows "
             "(the reduction graphs: on the whole tensors). "
             "Times are medians of CUDA events with the L2 flushed before each run"
             + ("; jax times are host clock around the call, dispatch included." if show_jax else "."),

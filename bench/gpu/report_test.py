@@ -179,6 +179,33 @@ class ReportTest(unittest.TestCase):
         self.assertIn("fstitch bias_grad_column_sum 8192x1024 bf16: not checked: too large", text)
         self.assertIn("the reduction graphs: on the whole tensors", text)
 
+    def test_an_optimizer_step_shows_the_fused_implementation(self):
+        fstitch = json.loads(json.dumps(FSTITCH))
+        fstitch["cases"].append({
+            "graph": "adamw_step", "rows": 1, "cols": 100, "dims": [100], "dtype": "f32", "ok": True, "error": None,
+            "kernels": 2, "lower_bound_bytes": 424166400,
+            "check": {"ran": True, "ok": True, "relative_l2": 1e-7, "note": ""},
+            "timing": {"runs": 50, "median_us": 150.0}, "effective_gb_per_s": 2827.8, "fraction_of_copy": 0.71,
+        })
+        torch = json.loads(json.dumps(TORCH))
+        torch["cases"].append({
+            "graph": "adamw_step", "rows": 1, "cols": 100, "dims": [100], "dtype": "f32",
+            "lower_bound_bytes": 424166400,
+            "results": {"eager": {"median_us": 600.0}, "fused": {"median_us": 180.0},
+                        "compile": {"error": "RuntimeError: no triton"}},
+        })
+        text = report.render(write(self.directory, "f.json", fstitch), write(self.directory, "t.json", torch), None)
+        header = row_of(text, "| graph | shape")
+        row = row_of(text, "| adamw_step | 100 | f32")
+        self.assertEqual(row[header.index("fused us")], "180.0")
+        self.assertEqual(row[header.index("vs fused")], "1.20x")
+        self.assertEqual(row[header.index("vs eager")], "4.00x")
+        self.assertIn("compile adamw_step 100 f32: RuntimeError: no triton", text)
+        # Graphs without a fused implementation show none.
+        self.assertEqual(row_of(text, "| layer_norm | 8192x4096 | bf16")[header.index("fused us")], "-")
+        self.assertNotIn("fused us", report.render(write(self.directory, "g.json", FSTITCH),
+                                                   write(self.directory, "u.json", TORCH), None))
+
     def test_cells_never_break_the_table(self):
         broken = json.loads(json.dumps(FSTITCH))
         broken["cases"][0]["graph"] = "a|b\nc"

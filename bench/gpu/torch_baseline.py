@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Framework baselines for the GPU benchmark: the six canonical graphs of
-tests/common/canonical_graphs.cpp and the column reductions (sums, column softmax, norm
-backwards) of tests/common/reduction_graphs.cpp written in PyTorch (eager and
-torch.compile) and, when it imports, JAX (jax.jit), at the shapes and dtypes fstitch_bench_gpu uses, timed the same way:
+tests/common/canonical_graphs.cpp and the reductions (sums, column softmax, norm backwards,
+GroupNorm) of tests/common/reduction_graphs.cpp written in PyTorch (eager and
+torch.compile) and, when it imports, JAX (jax.jit), and the multi-tensor AdamW step of
+tests/common/packed_graphs.cpp as torch.optim.AdamW runs it (foreach, fused, compiled), at
+the shapes and dtypes fstitch_bench_gpu uses, timed the same way:
 warm-up runs, then timed runs each preceded by an L2 flush (a write over a buffer several
 times the L2 size), median of CUDA events. The device-to-device copy bandwidth is measured
 the same way. Results go to a JSON file, rewritten after every case, so a run cut short
@@ -54,9 +56,18 @@ REDUCTION_OUTPUT_ELEMENTS = {
     "rms_norm_backward": lambda dims: element_count(dims) + dims[-1],  # dx, dgamma
     "group_norm": lambda dims: element_count(dims),
 }
-ALL_GRAPHS = GRAPHS + list(REDUCTIONS)
+# The multi-tensor optimizer step of tests/common/packed_graphs.cpp: AdamW (the constants of
+# adamw_step) over `dims[0]` parameter tensors of transformer_parameter_sizes, f32 only (torch
+# keeps the moments in the parameters' dtype, fstitch's graph in f32; in f32 both move the
+# same bytes). Timed as torch.optim.AdamW runs it: foreach (eager mode's default on CUDA),
+# fused=True (one kernel per launch over many tensors) and torch.compile of the foreach step.
+OPTIMIZERS = {"adamw_step": (100,)}
+ADAMW = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}
+OPTIMIZER_MODES = ["eager", "fused", "compile"]
+SHAPED = {**{name: dims for name, (dims, _) in REDUCTIONS.items()}, **OPTIMIZERS}
+ALL_GRAPHS = GRAPHS + list(REDUCTIONS) + list(OPTIMIZERS)
 DTYPES = ["f32", "bf16"]
-ALL_MODES = ["eager", "compile", "max_autotune", "jax"]
+ALL_MODES = ["eager", "compile", "max_autotune", "jax"]  # an optimizer step also runs "fused"
 
 # Which inputs each graph takes: "m" is [rows, cols], "v" is [cols] (canonical_graphs.cpp).
 INPUTS = {
@@ -88,8 +99,16 @@ def shape_text(rows, cols, dims=None):
     return "x".join(str(d) for d in dims) if dims else f"{rows}x{cols}"
 
 
+def transformer_parameter_sizes(tensors):
+    """Element counts of a BERT-base-sized layer's tensors, cycling as packed_graphs.cpp does."""
+    cycle = (768 * 768, 768, 3072, 4 * 3072)
+    return [cycle[i % 4] for i in range(tensors)]
+
+
 def lower_bound_bytes(graph, rows, cols, dtype, dims=None):
     """Each input read once and each output written once, as fst_fusion_planned_bytes counts."""
+    if graph in OPTIMIZERS:  # p, g, m and v read; p, m and v written
+        return 7 * sum(transformer_parameter_sizes(dims[0])) * ELEMENT_BYTES[dtype]
     if graph in REDUCTIONS:
         axis = REDUCTIONS[graph][1]
         inputs = sum(element_count(dims) if kind == "d" else dims[1] if kind == "dc" else dims[-1]
@@ -516,6 +535,72 @@ def run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype
     del inputs, reference
 
 
+def run_optimizer_case(torch, baseline, timer, graph, dims, seed):
+    """A multi-tensor AdamW step, f32, in each of OPTIMIZER_MODES the run asked for ("fused"
+    whenever eager mode runs): every mode starts from the same parameters and gradients, and
+    its parameters after one step are compared with eager mode's."""
+    args = baseline.args
+    sizes = transformer_parameter_sizes(dims[0])
+    case = {
+        "graph": graph,
+        "rows": 1,
+        "cols": dims[0],
+        "dims": list(dims),
+        "dtype": "f32",
+        "lower_bound_bytes": lower_bound_bytes(graph, 1, dims[0], "f32", dims),
+        "results": {},
+    }
+    baseline.doc["cases"].append(case)
+    results = case["results"]
+    generator = torch.Generator(device="cpu")
+    generator.manual_seed(seed)
+    initial = [
+        [torch.rand((n,), generator=generator, dtype=torch.float32) * 4.0 - 2.0 for _ in range(2)] for n in sizes
+    ]
+
+    def optimizer(**implementation):
+        params = []
+        for p, g in initial:
+            param = torch.nn.Parameter(p.to(device=args.device).clone())
+            param.grad = g.to(device=args.device).clone()
+            params.append(param)
+        return torch.optim.AdamW(params, **ADAMW, **implementation), params
+
+    after_eager = None
+    modes = [m for m in OPTIMIZER_MODES if m in args.modes or (m == "fused" and "eager" in args.modes)]
+    for mode in modes:
+        if baseline.out_of_time():
+            results[mode] = {"error": "skipped: time budget of %gs spent" % args.time_budget}
+            continue
+        try:
+            opt, params = optimizer(fused=True) if mode == "fused" else optimizer(foreach=True)
+            step = opt.step
+            start = time.perf_counter()
+            if mode == "compile":
+                step = torch.compile(opt.step)
+            step()
+            timer.synchronize()
+            first_s = time.perf_counter() - start
+            after_first = [p.detach().clone() for p in params]
+            timing = timer.time(step, [])
+            if mode == "compile":
+                timing["compile_s"] = first_s
+            if mode == "eager":
+                after_eager = after_first
+            elif after_eager is not None:
+                timing["rel_diff_vs_eager"] = relative_difference(torch, after_first, after_eager)
+            results[mode] = timing
+            del opt, params, after_first
+        except Exception as error:  # one failing mode must not end the run
+            results[mode] = {"error": short_error(error)}
+        baseline.save()
+    line = ", ".join(
+        f"{m} {r['median_us']:.1f} us" if r.get("median_us") is not None else f"{m} error: {r.get('error')}"
+        for m, r in results.items()
+    )
+    baseline.progress(f"{graph} {dims[0]} tensors ({sum(sizes)} elements) f32: {line}")
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", help="JSON results file (rewritten after every case)")
@@ -532,7 +617,8 @@ def parse_args(argv):
                         help="comma-separated graph names (default: the six canonical graphs and the reduction graphs)")
     parser.add_argument("--shapes", default=None, help="comma-separated ROWSxCOLS (default by mode)")
     parser.add_argument("--reduction-dims", default=None,
-                        help="NAME=AxB[xC],... input shapes of the reductions (default: their benchmark shapes)")
+                        help="NAME=AxB[xC],... input shapes of the reductions, adamw_step=N its tensor count "
+                        "(default: their benchmark shapes)")
     parser.add_argument("--time-budget", type=float, default=0, help="seconds; later modes are skipped after it")
     args = parser.parse_args(argv)
     args.runs = args.runs if args.runs is not None else (20 if args.quick else 50)
@@ -547,17 +633,18 @@ def parse_args(argv):
         if graph not in ALL_GRAPHS:
             parser.error(f"unknown graph {graph!r}; choose among {', '.join(ALL_GRAPHS)}")
     given = args.reduction_dims
-    args.reduction_dims = {name: dims for name, (dims, _) in REDUCTIONS.items()}
+    args.reduction_dims = dict(SHAPED)
     for item in (given or "").split(","):
         if not item:
             continue
         name, _, text = item.partition("=")
         try:
             dims = tuple(int(d) for d in text.lower().split("x"))
-            if name not in REDUCTIONS or len(dims) != len(REDUCTIONS[name][0]) or min(dims) < 1:
+            if name not in SHAPED or len(dims) != len(SHAPED[name]) or min(dims) < 1:
                 raise ValueError
         except ValueError:
-            parser.error("--reduction-dims takes NAME=AxB[xC] with a reduction's name and its rank")
+            parser.error("--reduction-dims takes NAME=AxB[xC] with a reduction's name and its rank, "
+                         "or adamw_step=N (its tensor count)")
         args.reduction_dims[name] = dims
     if args.shapes:
         try:
@@ -612,7 +699,7 @@ def main(argv=None):
     seed = 1
     for rows, cols in args.shapes:
         for dtype in DTYPES:
-            for graph in [g for g in args.graphs if g not in REDUCTIONS]:
+            for graph in [g for g in args.graphs if g in GRAPHS]:
                 seed += 1
                 try:
                     run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype, seed)
@@ -632,6 +719,15 @@ def main(argv=None):
                 baseline.doc["errors"].append(f"{label}: {short_error(error)}")
                 baseline.progress(f"{label}: ERROR {short_error(error)}")
             baseline.save()
+    for graph in [g for g in args.graphs if g in OPTIMIZERS]:
+        seed += 1
+        dims = args.reduction_dims[graph]
+        try:
+            run_optimizer_case(torch, baseline, timer, graph, dims, seed)
+        except Exception as error:
+            baseline.doc["errors"].append(f"{graph} {dims[0]} f32: {short_error(error)}")
+            baseline.progress(f"{graph} {dims[0]} f32: ERROR {short_error(error)}")
+        baseline.save()
     failed = [
         f"{c['graph']} {shape_text(c['rows'], c['cols'], c.get('dims'))} {c['dtype']} {mode}"
         for c in baseline.doc["cases"]

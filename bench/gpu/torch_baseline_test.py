@@ -81,6 +81,9 @@ class Tensor:
     def detach(self):
         return self
 
+    def clone(self):
+        return Tensor(self.array.copy(), self.dtype)
+
     def mean(self, dim, keepdim=False):
         return self._wrap(self.array.mean(axis=dim, keepdims=keepdim))
 
@@ -107,6 +110,31 @@ class Generator:
         self.rng = np.random.default_rng(seed)
 
 
+class FakeAdamW:
+    """torch.optim.AdamW over stand-in tensors: the textbook update, and the implementation
+    asked for (foreach or fused) kept for the tests to see."""
+
+    created = []
+
+    def __init__(self, params, lr, betas, eps, weight_decay, foreach=None, fused=None):
+        self.params, self.lr, self.betas, self.eps, self.weight_decay = params, lr, betas, eps, weight_decay
+        self.implementation = "fused" if fused else "foreach" if foreach else "default"
+        self.moments = [(np.zeros_like(p.array), np.zeros_like(p.array)) for p in params]
+        self.steps = 0
+        FakeAdamW.created.append(self)
+
+    def step(self):
+        self.steps += 1
+        beta1, beta2 = self.betas
+        for p, (m, v) in zip(self.params, self.moments):
+            g = p.grad.array
+            p.array *= 1 - self.lr * self.weight_decay
+            m[...] = beta1 * m + (1 - beta1) * g
+            v[...] = beta2 * v + (1 - beta2) * g * g
+            m_hat, v_hat = m / (1 - beta1**self.steps), v / (1 - beta2**self.steps)
+            p.array -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
 def make_fake_torch(failing_compile_graph):
     torch = types.ModuleType("torch")
     torch.__version__ = "0.0-stand-in"
@@ -130,7 +158,9 @@ def make_fake_torch(failing_compile_graph):
         channel = (1, a.shape[1]) + (1,) * (a.ndim - 2)
         return Tensor(v.reshape(a.shape) * weight.array.reshape(channel) + bias.array.reshape(channel), t.dtype)
 
-    torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(gelu=gelu, group_norm=group_norm))
+    torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(gelu=gelu, group_norm=group_norm),
+                                     Parameter=lambda t: t)
+    torch.optim = types.SimpleNamespace(AdamW=FakeAdamW)
 
     def compile(fn, dynamic=None, mode=None):
         if fn.__name__ == failing_compile_graph:
@@ -268,12 +298,13 @@ class TorchBaselineTest(unittest.TestCase):
                                    "--modes", "eager,compile", "--output", output,
                                    "--reduction-dims",
                                    "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4,"
-                                   "layer_norm_backward=4x6,rms_norm_backward=3x5,group_norm=2x64x3"])
+                                   "layer_norm_backward=4x6,rms_norm_backward=3x5,group_norm=2x64x3,adamw_step=2"])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
-        self.assertEqual(len(doc["cases"]), 24)  # six graphs and six reductions, two dtypes each
-        reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c}
+        # Six graphs and six reductions, two dtypes each, and the AdamW step in f32.
+        self.assertEqual(len(doc["cases"]), 25)
+        reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c and c["graph"] != "adamw_step"}
         self.assertEqual(sorted(reductions), [("bias_grad_column_sum", "bf16"), ("bias_grad_column_sum", "f32"),
                                               ("column_softmax", "bf16"), ("column_softmax", "f32"),
                                               ("group_norm", "bf16"), ("group_norm", "f32"),
@@ -296,8 +327,30 @@ class TorchBaselineTest(unittest.TestCase):
                 self.assertEqual(case["results"]["compile"]["rel_diff_vs_eager"], 0.0)
         self.assertEqual(doc["copy"]["bytes_moved"], 2 * (16 << 20))
 
+    def test_adamw_step_runs_foreach_fused_and_compiled_from_the_same_start(self):
+        output = os.path.join(tempfile.mkdtemp(), "torch.json")
+        FakeAdamW.created = []
+        code = self.baseline.main(["--device", "cpu", "--runs", "2", "--warmup", "1", "--graphs", "adamw_step",
+                                   "--modes", "eager,compile", "--reduction-dims", "adamw_step=3",
+                                   "--output", output])
+        self.assertEqual(code, 0)
+        with open(output) as handle:
+            doc = json.load(handle)
+        (case,) = doc["cases"]
+        self.assertEqual((case["graph"], case["dims"], case["dtype"]), ("adamw_step", [3], "f32"))
+        # Three tensors of 768x768, 768 and 3072 elements; seven values of four bytes each.
+        self.assertEqual(case["lower_bound_bytes"], 7 * (768 * 768 + 768 + 3072) * 4)
+        self.assertEqual(sorted(case["results"]), ["compile", "eager", "fused"])
+        for mode in ("fused", "compile"):
+            self.assertEqual(case["results"][mode]["rel_diff_vs_eager"], 0.0)
+        self.assertGreater(case["results"]["eager"]["median_us"], 0)
+        self.assertEqual([o.implementation for o in FakeAdamW.created], ["foreach", "fused", "foreach"])
+        self.assertEqual(self.baseline.lower_bound_bytes("adamw_step", 1, 100, "f32", (100,)),
+                         7 * 15148800 * 4)
+
     def test_bad_reduction_dims_are_refused(self):
-        for bad in ("middle_axis_sum=2x3", "nosuch=2x3", "bias_grad_column_sum=0x4", "bias_grad_column_sum=ax4"):
+        for bad in ("middle_axis_sum=2x3", "nosuch=2x3", "bias_grad_column_sum=0x4", "bias_grad_column_sum=ax4",
+                    "adamw_step=3x4", "adamw_step=0"):
             with self.assertRaises(SystemExit):
                 with open(os.devnull, "w") as devnull:
                     saved, sys.stderr = sys.stderr, devnull

@@ -1,6 +1,7 @@
 #include "common/packed_graphs.hpp"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "ir/builder.hpp"
@@ -74,6 +75,27 @@ Graph adamw_step(const std::vector<int64_t>& sizes, DType dtype) {
     build_output(g, "v" + n + "_next", v_next);
   }
   return g;
+}
+
+std::vector<int64_t> transformer_parameter_sizes(int64_t tensors) {
+  constexpr int64_t kCycle[] = {768 * 768, 768, 3072, 4 * 3072};
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0; i < tensors; ++i) sizes.push_back(kCycle[i % 4]);
+  return sizes;
+}
+
+const std::vector<ShapedGraph>& optimizer_graphs() {
+  static const std::vector<ShapedGraph> graphs = {
+      {"adamw_step",
+       {100},
+       {3},
+       [](const Dims& dims, DType dtype) {
+         if (dims.size() != 1 || dims[0] < 1) throw std::invalid_argument("adamw_step takes {tensor count}");
+         return adamw_step(transformer_parameter_sizes(dims[0]), dtype);
+       },
+       {DType::kF32}},
+  };
+  return graphs;
 }
 
 }  // namespace fstitch::testing

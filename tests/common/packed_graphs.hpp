@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/shaped_graph.hpp"
 #include "ir/graph.hpp"
 
 namespace fstitch::testing {
@@ -19,5 +20,14 @@ Graph independent_layer_norms(const std::vector<std::pair<int64_t, int64_t>>& sh
 // any test data is a valid second moment); outputs p_i', m_i' and v_i', each of which may
 // update its input in place. p and g in `dtype`, the moments in f32.
 Graph adamw_step(const std::vector<int64_t>& sizes, DType dtype);
+
+// The element counts of `tensors` parameter tensors of a BERT-base-sized transformer layer,
+// cycling through 768x768, 768, 3072 and 4x3072: the multi-tensor optimizer's mix of sizes.
+std::vector<int64_t> transformer_parameter_sizes(int64_t tensors);
+
+// adamw_step over transformer_parameter_sizes(dims[0]): dims is {tensor count}, 100 in the
+// benchmarks (15,148,800 elements) and 3 in the GPU benchmark's --check mode; f32 only, the
+// dtype in which torch's fused AdamW, the baseline, moves the same bytes.
+const std::vector<ShapedGraph>& optimizer_graphs();
 
 }  // namespace fstitch::testing

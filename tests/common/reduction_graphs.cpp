@@ -132,8 +132,8 @@ Graph group_norm(const GroupNormShape& s, DType dtype, GroupNormExtras extras) {
 namespace {
 
 // A graph of [rows, cols] named `name` at benchmark shape `dims`, built by `build`.
-ReductionGraph two_dimensional(const std::string& name, Dims dims, Graph (*build)(int64_t, int64_t, DType)) {
-  return {name, std::move(dims), [name, build](const Dims& d, DType dtype) {
+ShapedGraph two_dimensional(const std::string& name, Dims dims, Graph (*build)(int64_t, int64_t, DType)) {
+  return {name, std::move(dims), {256, 1024}, [name, build](const Dims& d, DType dtype) {
             if (d.size() != 2) throw std::invalid_argument(name + " takes [rows, cols]");
             return build(d[0], d[1], dtype);
           }};
@@ -141,11 +141,12 @@ ReductionGraph two_dimensional(const std::string& name, Dims dims, Graph (*build
 
 }  // namespace
 
-const std::vector<ReductionGraph>& reduction_graphs() {
-  static const std::vector<ReductionGraph> graphs = {
+const std::vector<ShapedGraph>& reduction_graphs() {
+  static const std::vector<ShapedGraph> graphs = {
       two_dimensional("bias_grad_column_sum", {8192, 1024}, bias_grad_column_sum),
       {"middle_axis_sum",
        {64, 4096, 64},
+       {8, 256, 64},
        [](const Dims& dims, DType dtype) {
          if (dims.size() != 3) throw std::invalid_argument("middle_axis_sum takes [outer, middle, inner]");
          return middle_axis_sum(dims[0], dims[1], dims[2], dtype);
@@ -155,18 +156,13 @@ const std::vector<ReductionGraph>& reduction_graphs() {
       two_dimensional("rms_norm_backward", {8192, 1024}, rms_norm_backward),
       {"group_norm",
        {8, 512, 4096},
+       {8, 256, 64},
        [](const Dims& dims, DType dtype) {
          if (dims.size() != 3) throw std::invalid_argument("group_norm takes [n, channels, hw]");
          return group_norm({dims[0], dims[1], dims[2], kBenchmarkGroups}, dtype);
        }},
   };
   return graphs;
-}
-
-std::string dims_text(const Dims& dims) {
-  std::string text;
-  for (size_t i = 0; i < dims.size(); ++i) text += (i == 0 ? "" : "x") + std::to_string(dims[i]);
-  return text;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/shaped_graph.hpp"
 #include "ir/graph.hpp"
 
 namespace fstitch::testing {
@@ -52,18 +53,10 @@ Graph group_norm(const GroupNormShape& shape, DType dtype, GroupNormExtras extra
 // The groups of the benchmarks' GroupNorm (as in most vision models).
 inline constexpr int64_t kBenchmarkGroups = 32;
 
-struct ReductionGraph {
-  std::string name;
-  Dims dims;                                                  // the input's shape in the benchmarks
-  std::function<Graph(const Dims& dims, DType dtype)> build;  // dims of the input
-};
-
 // bias_grad_column_sum at [8192, 1024], middle_axis_sum at [64, 4096, 64], column_softmax
 // at [4096, 1024], layer_norm_backward and rms_norm_backward at [8192, 1024], and group_norm
-// (32 groups) at [8, 512, 4096] (dims are x's; their other inputs follow from them).
-const std::vector<ReductionGraph>& reduction_graphs();
-
-// "64x4096x64".
-std::string dims_text(const Dims& dims);
+// (32 groups) at [8, 512, 4096] (dims are x's; their other inputs follow from them); in the
+// --check mode at [256, 1024] or [8, 256, 64].
+const std::vector<ShapedGraph>& reduction_graphs();
 
 }  // namespace fstitch::testing

@@ -142,7 +142,7 @@ TEST(Differential, ReductionGraphs) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<DiffCase> cases;
   uint64_t data_seed = 5000;
-  for (const ReductionGraph& reduction : reduction_graphs()) {
+  for (const ShapedGraph& reduction : reduction_graphs()) {
     // The norm backwards run at more shapes in Differential.NormBackwardReadsXAndDyOnce, GroupNorm
     // (whose channels split into groups) in Differential.GroupNormIsOneKernelThroughItsReshapes.
     if (reduction.name == "layer_norm_backward" || reduction.name == "rms_norm_backward" ||

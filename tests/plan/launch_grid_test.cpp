@@ -96,7 +96,7 @@ TEST(GridForOccupancy, ThePlannedGridIsTheRuleAtTheEstimatedOccupancy) {
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{8192, 4096}, {64, 1000}, {3, 70000}, {100000, 8}})
       graphs.push_back(c.build(rows, cols, DType::kBF16));
   }
-  for (const ReductionGraph& r : reduction_graphs()) graphs.push_back(r.build(r.dims, DType::kF32));
+  for (const ShapedGraph& r : reduction_graphs()) graphs.push_back(r.build(r.dims, DType::kF32));
   for (const Graph& g : graphs) {
     const FusionPlan p = plan(g);
     for (const PlannedKernel& k : p.kernels) {

@@ -102,9 +102,7 @@ TEST(Packing, IndependentNormalizationsAreOneLaunch) {
 // elementwise part, the launches are as few as the parameter space allows, and every output
 // may still update its input in place.
 TEST(Packing, MultiTensorOptimizerStepIsFewLaunches) {
-  std::vector<int64_t> sizes;
-  for (int i = 0; i < 100; ++i)
-    sizes.push_back(i % 4 == 0 ? 768 * 768 : i % 4 == 1 ? 768 : i % 4 == 2 ? 3072 : 4096 * 3);
+  const std::vector<int64_t> sizes = transformer_parameter_sizes(100);
   const Graph g = adamw_step(sizes, DType::kF32);
   const FusionPlan p = plan(g);
   expect_well_formed(g, p);
