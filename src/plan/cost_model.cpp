@@ -191,14 +191,33 @@ int element_shaped_loads(const Graph& g, const KernelSpec& s) {
   return loads;
 }
 
-int column_tile_registers(int reductions, int element_loads, int64_t cache_slots, int passes, int vector) {
+int vector_store_count(const std::vector<size_t>& sizes, int V) {
+  int stores = 0;
+  if (V < 2) return stores;
+  for (size_t size : sizes) stores += V * size >= 4 && V * size <= 16 ? 1 : 0;
+  return stores;
+}
+
+int vector_element_stores(const Graph& g, const KernelSpec& s) {
+  std::vector<size_t> sizes;
+  for (ValueId v : s.stored) {
+    if (s.role(v) == ValueRole::kElement) sizes.push_back(dtype_size(g.node(v).dtype));
+  }
+  return vector_store_count(sizes, s.column.vector);
+}
+
+int column_tile_registers(int reductions, int element_loads, int64_t cache_slots, int passes, int vector,
+                          int element_stores) {
   // The base (32-bit indices, pointers, the loop), a 16-byte vector of each element input
   // per reduced row in flight, two deep (the loop is unrolled twice), and two per
   // accumulator. The kernel's minimum-blocks hint holds ptxas to the occupancy this allows:
   // one input and one reduction fit the 32 registers of eight 256-thread blocks per SM,
   // f32, bf16 and f16, two- and three-dimensional, without spills (CUDA 13, sm_80 and sm_90).
   const int base = 16 + 8 * std::max(1, element_loads) + 2 * std::max(1, reductions);
-  if (passes <= 1) return base;
+  // A row's lanes of each vector-stored output wait for the store together (16-bit ones as
+  // their f32, converted two at a time): V more registers each; without them ptxas spilled
+  // a bf16 tile with one stored product at the 40 registers of six 256-thread blocks.
+  if (passes <= 1) return base + (vector > 1 ? vector * element_stores : 0);
   // Several passes: each lane's totals and row values live across them, and the group's
   // indices. Fitted to ptxas (CUDA 13, sm_90) on softmax, normalization and centering down
   // columns of [4096, 1024], [65536, 512], [4096, 256], [33, 1000] and the middle axis of
@@ -220,7 +239,7 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
                                                              s.column.rows_per_thread * s.column.vector
                                                        : 0;
     return column_tile_registers(reductions, element_shaped_loads(g, s), slots, s.column.passes,
-                                 s.column.vector);
+                                 s.column.vector, vector_element_stores(g, s));
   }
   if (keeps_values_in_registers(s)) {
     // A cached slot takes about three registers for a 32-bit value (the slot, the load

@@ -35,9 +35,15 @@ int element_shaped_loads(const Graph& graph, const KernelSpec& spec);
 
 // Registers of a column-tile thread with `reductions` accumulators and `element_loads`
 // element-shaped inputs, over `passes` passes with `vector` lanes, keeping `cache_slots`
-// values in registers across them (plan/schedule_columns.hpp sizes its grid with it).
+// values in registers across them, and writing `element_stores` element outputs a row at a
+// time as vectors (plan/schedule_columns.hpp sizes its grid with it).
 int column_tile_registers(int reductions, int element_loads, int64_t cache_slots = 0, int passes = 1,
-                          int vector = 1);
+                          int vector = 1, int element_stores = 0);
+
+// How many of element outputs of `sizes` bytes an element a row of V lanes stores as one
+// vector each (4 to 16 bytes); vector_element_stores counts those of column tile `s`.
+int vector_store_count(const std::vector<size_t>& sizes, int V);
+int vector_element_stores(const Graph& g, const KernelSpec& s);
 
 // Shared memory per block the kernel declares.
 size_t kernel_shared_bytes(const Graph& graph, const KernelSpec& spec);

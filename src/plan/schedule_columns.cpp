@@ -87,8 +87,9 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
       shape.widest_element_bytes = std::max(shape.widest_element_bytes, dtype_size(g.node(v).dtype));
   }
   for (ValueId v : spec.stored) {
-    if (spec.role(v) == ValueRole::kElement)
-      shape.widest_element_bytes = std::max(shape.widest_element_bytes, dtype_size(g.node(v).dtype));
+    if (spec.role(v) != ValueRole::kElement) continue;
+    shape.widest_element_bytes = std::max(shape.widest_element_bytes, dtype_size(g.node(v).dtype));
+    shape.element_store_sizes.push_back(dtype_size(g.node(v).dtype));
   }
   for (ValueId r : reductions) shape.accumulator_bytes += accumulator_bytes(g.node(r).op, g.node(r).dtype);
   shape.reductions = static_cast<int>(reductions.size());
@@ -144,10 +145,10 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
 }
 
 int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions, int element_loads,
-                           int64_t cache_slots, int passes, int vector) {
-  const Occupancy occ =
-      occupancy(arch, std::max(1, block_threads),
-                column_tile_registers(reductions, element_loads, cache_slots, passes, vector), 0);
+                           int64_t cache_slots, int passes, int vector, int element_stores) {
+  const Occupancy occ = occupancy(
+      arch, std::max(1, block_threads),
+      column_tile_registers(reductions, element_loads, cache_slots, passes, vector, element_stores), 0);
   return std::max(1, occ.blocks_per_sm);
 }
 
@@ -195,7 +196,8 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
   int64_t wave = 1;
   for (int round = 0; round < 4; ++round) {
     t.blocks_per_sm = resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads,
-                                             slots, shape.passes, t.vector);
+                                             slots, shape.passes, t.vector,
+                                             vector_store_count(shape.element_store_sizes, t.vector));
     wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
     t.chunk = ceil_div(std::max<int64_t>(1, shape.reduced), split_for(wave));
     t.split = ceil_div(std::max<int64_t>(1, shape.reduced), t.chunk);  // no empty chunk
@@ -204,8 +206,9 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
     if (used == slots) break;
     slots = used;
   }
-  t.blocks_per_sm = resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads,
-                                           slots, shape.passes, t.vector);
+  t.blocks_per_sm =
+      resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads, slots,
+                             shape.passes, t.vector, vector_store_count(shape.element_store_sizes, t.vector));
   wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
   t.passes = shape.passes;
   t.combine = shape.passes > 1 ? ColumnCombine::kGroupRelease : ColumnCombine::kLastBlock;

@@ -50,6 +50,7 @@ struct ColumnShape {
   int max_vector = 8;               // most elements per thread along the inner axis
   int reductions = 1;               // accumulators per thread (they set its registers)
   int element_loads = 1;            // element-shaped inputs (their vectors in flight too)
+  std::vector<size_t> element_store_sizes;  // dtype sizes of the element outputs (vector stores)
   int passes = 1;                   // passes over each chunk (reduction passes, plus a store pass)
   int block_threads = 256;          // threads of a block (lanes x thread rows)
   // Passes > 1 with values kept in registers: the register slots a thread may give them, and
@@ -88,7 +89,8 @@ struct ColumnTiling {
 // over `passes` passes of `vector` lanes, `cache_slots` registers kept across them
 // (plan/cost_model.hpp).
 int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions = 1,
-                           int element_loads = 1, int64_t cache_slots = 0, int passes = 1, int vector = 1);
+                           int element_loads = 1, int64_t cache_slots = 0, int passes = 1, int vector = 1,
+                           int element_stores = 0);
 
 // The tiling for `shape` on `arch`: at least one full wave of blocks when the work allows,
 // each chunk long enough that the partials (written and read once, S x tiles x tile elements

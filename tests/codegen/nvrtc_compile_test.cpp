@@ -242,6 +242,8 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
     std::string name;
     int block_threads = 0;
     int element_loads = 0;
+    int vector = 1;
+    int element_stores = 0;
   };
   std::vector<ColumnTileKernel> column_tiles;
   for (const Case& c : cases) {
@@ -257,7 +259,8 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
       ColumnTileKernel column_tile;
       for (const PlannedKernel& k : p.kernels) {
         if (k.spec.schedule != ScheduleKind::kColumnTile) continue;
-        column_tile = {k.name, k.spec.block_threads, element_shaped_loads(g, k.spec)};
+        column_tile = {k.name, k.spec.block_threads, element_shaped_loads(g, k.spec), k.spec.column.vector,
+                       vector_element_stores(g, k.spec)};
       }
       ASSERT_GT(column_tile.block_threads, 0) << dump_plan(g, p);
       column_tiles.push_back(column_tile);
@@ -283,7 +286,8 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
       if (f.name == tile.name) {
         const ArchParams arch = *arch_params(requests[i].arch);
         EXPECT_GE(occupancy(arch, tile.block_threads, f.registers, 0).blocks_per_sm,
-                  resident_blocks_per_sm(arch, tile.block_threads, 1, tile.element_loads))
+                  resident_blocks_per_sm(arch, tile.block_threads, 1, tile.element_loads, 0, 1, tile.vector,
+                                         tile.element_stores))
             << f.registers << " registers";
       }
     }
