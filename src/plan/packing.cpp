@@ -89,6 +89,8 @@ class PartSchedules {
  public:
   PartSchedules(const PlanInputs& in, const std::vector<KernelSpec>& specs) : in_(in), specs_(specs) {}
 
+  const Graph& graph() const { return *in_.graph; }
+
   // The kernel as a part of a launch of `block_threads` (0: any), or nothing with `why`.
   const KernelSpec* part(int k, int block_threads, std::string* why) {
     const KernelSpec& own = specs_[static_cast<size_t>(k)];
@@ -128,6 +130,24 @@ class PartSchedules {
   const std::vector<KernelSpec>& specs_;
   std::map<std::pair<int, int>, Entry> cache_;
 };
+
+// `pack` with every part scheduled for blocks of `block_threads` (itself when they already
+// are), or `why` one of its kernels cannot be.
+OpenPack pack_at_block_size(PartSchedules& schedules, const OpenPack& pack, const std::vector<size_t>& params,
+                            int block_threads, std::string* why) {
+  if (pack.totals.block_threads == block_threads) return pack;
+  OpenPack again;
+  for (int k : pack.kernels) {
+    const KernelSpec* part = schedules.part(k, block_threads, why);
+    if (part == nullptr) return again;
+    const LaunchTotals added(schedules.graph(), *part, params[static_cast<size_t>(k)]);
+    again.totals = again.kernels.empty() ? added : again.totals.plus(added);
+    again.kernels.push_back(k);
+    again.parts.push_back(*part);
+  }
+  again.seconds = pack.seconds;
+  return again;
+}
 
 }  // namespace
 
@@ -245,44 +265,51 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
         packing.parts.emplace_back();
         continue;
       }
+      // The best pack to join: at the pack's block size, or with its parts scheduled again
+      // at the joining kernel's own block size.
       int best = -1;
       double best_gain = 0;
-      double best_seconds = 0;
-      const KernelSpec* best_part = nullptr;
+      OpenPack best_pack;
       std::string refusal;
       for (size_t p = 0; p < open.size(); ++p) {
-        OpenPack& pack = open[p];
-        std::string why;
-        const KernelSpec* part = schedules.part(k, pack.totals.block_threads, &why);
-        if (part != nullptr) why = why_not_together(in, pack.totals, LaunchTotals(*in.graph, *part, own_params));
-        if (!why.empty()) {
-          if (refusal.empty()) refusal = why;
-          continue;
-        }
-        std::vector<KernelSpec> parts = pack.parts;
-        parts.push_back(*part);
-        PackedLaunch launch = make_packed_launch(in, std::move(parts));
-        const double apart = pack.seconds + own.est_seconds;
-        const double gain = apart - launch.summary.est_seconds;
-        if (gain <= kEstimateResolution * apart) {
-          if (refusal.rfind("cost", 0) != 0)
-            refusal = "cost model: one launch estimated no faster (" + micros(launch.summary.est_seconds) +
-                      " packed against " + micros(pack.seconds) + " + " + micros(own.est_seconds) + " apart)";
-          continue;
-        }
-        if (best < 0 || gain > best_gain) {
-          best = static_cast<int>(p);
-          best_gain = gain;
-          best_seconds = launch.summary.est_seconds;
-          best_part = part;
+        const OpenPack& pack = open[p];
+        std::vector<int> block_sizes = {pack.totals.block_threads};
+        if (own.block_threads != pack.totals.block_threads) block_sizes.push_back(own.block_threads);
+        for (int block_threads : block_sizes) {
+          std::string why;
+          OpenPack joined = pack_at_block_size(schedules, pack, params, block_threads, &why);
+          const KernelSpec* part = why.empty() ? schedules.part(k, block_threads, &why) : nullptr;
+          if (part != nullptr) {
+            const LaunchTotals added(*in.graph, *part, own_params);
+            why = why_not_together(in, joined.totals, added);
+            joined.kernels.push_back(k);
+            joined.parts.push_back(*part);
+            joined.totals = joined.totals.plus(added);
+          }
+          if (!why.empty()) {
+            if (refusal.empty()) refusal = why;
+            continue;
+          }
+          const PackedLaunch launch = make_packed_launch(in, joined.parts);
+          const double apart = pack.seconds + own.est_seconds;
+          const double gain = apart - launch.summary.est_seconds;
+          if (gain <= kEstimateResolution * apart) {
+            if (refusal.rfind("cost", 0) != 0)
+              refusal = "cost model: one launch estimated no faster (" + micros(launch.summary.est_seconds) +
+                        " packed against " + micros(pack.seconds) + " + " + micros(own.est_seconds) +
+                        " apart)";
+            continue;
+          }
+          if (best < 0 || gain > best_gain) {
+            best = static_cast<int>(p);
+            best_gain = gain;
+            joined.seconds = launch.summary.est_seconds;
+            best_pack = std::move(joined);
+          }
         }
       }
       if (best >= 0) {
-        OpenPack& pack = open[static_cast<size_t>(best)];
-        pack.kernels.push_back(k);
-        pack.parts.push_back(*best_part);
-        pack.totals = pack.totals.plus(LaunchTotals(*in.graph, *best_part, own_params));
-        pack.seconds = best_seconds;
+        open[static_cast<size_t>(best)] = std::move(best_pack);
         continue;
       }
       // A pack of its own that later kernels may join, as the best schedule that can share a

@@ -255,6 +255,26 @@ TEST(Packing, ThePlanIsDeterministic) {
   EXPECT_EQ(dump_plan(g, plan(g)), dump_plan(g, plan(g)));
 }
 
+// A small LayerNorm planned alone for 256-thread blocks and a wide one planned for 512: the
+// pack schedules the small one again for the joining kernel's 512-thread blocks, and the
+// one launch is estimated faster than the two apart.
+TEST(Packing, APackSchedulesItsPartsAgainForAJoiningKernelsBlocks) {
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    const Graph g = independent_layer_norms({{8, 1024}, {32, 16384}}, dtype);
+    const FusionPlan p = plan(g);
+    expect_well_formed(g, p);
+    ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+    ASSERT_TRUE(p.kernels[0].packed()) << dump_plan(g, p);
+    const FusionPlan small = plan(independent_layer_norms({{8, 1024}}, dtype));
+    const FusionPlan wide = plan(independent_layer_norms({{32, 16384}}, dtype));
+    ASSERT_EQ(small.kernels.size(), 1u);
+    ASSERT_EQ(wide.kernels.size(), 1u);
+    EXPECT_NE(small.kernels[0].spec.block_threads, p.kernels[0].spec.block_threads) << dump_plan(g, p);
+    EXPECT_EQ(wide.kernels[0].spec.block_threads, p.kernels[0].spec.block_threads) << dump_plan(g, p);
+    EXPECT_LT(p.est_seconds, small.est_seconds + wide.est_seconds) << dump_plan(g, p);
+  }
+}
+
 // Packing never makes the plan's estimate worse than its kernels launched one by one.
 TEST(Packing, APackedLaunchIsEstimatedFasterThanItsPartsApart) {
   for (uint64_t seed = 1; seed <= 100; ++seed) {
