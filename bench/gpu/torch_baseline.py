@@ -468,6 +468,14 @@ def load_jax(baseline, device):
         return None
 
 
+def results_line(results):
+    """Each mode's median or error, for a progress line."""
+    return ", ".join(
+        f"{m} {r['median_us']:.1f} us" if r.get("median_us") is not None else f"{m} error: {r.get('error')}"
+        for m, r in results.items()
+    )
+
+
 def run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype, seed, dims=None):
     """One graph at one shape; a reduction graph at the input shape `dims` (rows and cols are
     then its elements over its last axis and that axis, as fstitch_bench_gpu writes them)."""
@@ -527,11 +535,7 @@ def run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype
         except Exception as error:  # one failing mode must not end the run
             results[mode] = {"error": short_error(error)}
         baseline.save()
-    line = ", ".join(
-        f"{m} {r['median_us']:.1f} us" if r.get("median_us") is not None else f"{m} error: {r.get('error')}"
-        for m, r in results.items()
-    )
-    baseline.progress(f"{graph} {shape_text(rows, cols, dims)} {dtype}: {line}")
+    baseline.progress(f"{graph} {shape_text(rows, cols, dims)} {dtype}: {results_line(results)}")
     del inputs, reference
 
 
@@ -594,11 +598,7 @@ def run_optimizer_case(torch, baseline, timer, graph, dims, seed):
         except Exception as error:  # one failing mode must not end the run
             results[mode] = {"error": short_error(error)}
         baseline.save()
-    line = ", ".join(
-        f"{m} {r['median_us']:.1f} us" if r.get("median_us") is not None else f"{m} error: {r.get('error')}"
-        for m, r in results.items()
-    )
-    baseline.progress(f"{graph} {dims[0]} tensors ({sum(sizes)} elements) f32: {line}")
+    baseline.progress(f"{graph} {dims[0]} tensors ({sum(sizes)} elements) f32: {results_line(results)}")
 
 
 def parse_args(argv):
