@@ -161,6 +161,18 @@ void run_on_cuda(const fst_fusion& fusion, const void* const* inputs, void* cons
   }
 }
 
+// The kernel parameter bytes a CUDA context's driver and NVRTC both take; the classic 4 KiB
+// when NVRTC does not load (its compile will then say why).
+int context_kernel_param_bytes(fstitch::Context& context) {
+  try {
+    const std::shared_ptr<const fstitch::jit::Nvrtc> nvrtc = context.kernel_cache().nvrtc();
+    return fstitch::kernel_param_bytes_for(context.device->driver().version(), nvrtc->version_major(),
+                                           nvrtc->version_minor());
+  } catch (const fstitch::Error&) {
+    return fstitch::kClassicKernelParamBytes;
+  }
+}
+
 void require_no_opaque_ops(const fst_fusion& fusion) {
   if (!fusion.plan.opaque_ops.empty()) {
     fail(StatusCode::kUnsupported,
@@ -403,9 +415,13 @@ FST_API fst_status fst_fuse(const fst_graph* graph, const fst_fuse_options* opti
           fstitch::target_for_device(fusion->context->device->info().compute_capability());
     }
     if ((options == nullptr || !options->device_model_set) && fusion->context->device) {
-      // The cost model plans for the device the fusion will run on, as it reports itself.
-      if (const auto base = fstitch::arch_params(fuse_options.target_sm))
-        fuse_options.device = fstitch::refine_with_device(*base, fusion->context->device->info().facts);
+      // The cost model plans for the device the fusion will run on, as it reports itself,
+      // and the launches for what its driver and NVRTC take.
+      if (const auto base = fstitch::arch_params(fuse_options.target_sm)) {
+        fstitch::DeviceFacts facts = fusion->context->device->info().facts;
+        facts.kernel_param_bytes = context_kernel_param_bytes(*fusion->context);
+        fuse_options.device = fstitch::refine_with_device(*base, facts);
+      }
     }
     fusion->graph = graph->graph;
     fusion->graph_serial = graph->serial;

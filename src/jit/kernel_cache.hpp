@@ -60,11 +60,13 @@ class KernelCache {
 
   // What every request so far did.
   CompileStats stats() const;
+
+  // The NVRTC its compiles use, loaded on first use; throws Error(kNoCompiler) when none loads.
+  std::shared_ptr<const Nvrtc> nvrtc();
   // True while modules are also read from and written to disk.
   bool disk_enabled() const;
 
  private:
-  std::shared_ptr<const Nvrtc> nvrtc();
   ModulePtr load_or_compile(const Nvrtc& nvrtc, const CompileRequest& request, const std::string& key,
                             CompileStats& counted);
   // Adds what one request did to the cache's counters and to the caller's `counted`, if any.

@@ -79,7 +79,14 @@ ArchParams refine_with_device(ArchParams a, const DeviceFacts& d) {
   if (d.shared_bytes_per_sm > 0) a.shared_bytes_per_sm = d.shared_bytes_per_sm;
   if (d.max_shared_bytes_per_block > 0) a.max_shared_bytes_per_block = d.max_shared_bytes_per_block;
   if (d.l2_bytes > 0) a.l2_bytes = d.l2_bytes;
+  if (d.kernel_param_bytes > 0) a.kernel_param_bytes = d.kernel_param_bytes;
   return a;
+}
+
+int kernel_param_bytes_for(int driver_version, int nvrtc_major, int nvrtc_minor) {
+  const bool driver = driver_version >= 12010;
+  const bool nvrtc = nvrtc_major > 12 || (nvrtc_major == 12 && nvrtc_minor >= 1);
+  return driver && nvrtc ? kLargeKernelParamBytes : kClassicKernelParamBytes;
 }
 
 int target_for_device(int compute_capability) {

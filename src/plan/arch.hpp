@@ -7,6 +7,12 @@
 
 namespace fstitch {
 
+// Kernel parameter space: 4 KiB everywhere; 32764 bytes on sm_70 and later when both the
+// driver and NVRTC are CUDA 12.1 or newer.
+inline constexpr int kClassicKernelParamBytes = 4096;
+inline constexpr int kLargeKernelParamBytes = 32764;
+int kernel_param_bytes_for(int driver_version, int nvrtc_major, int nvrtc_minor);
+
 struct ArchParams {
   int sm = 90;  // the code target: 10 * major + minor
   std::string name;
@@ -39,9 +45,10 @@ struct ArchParams {
   // One barrier.cluster round (arrive and wait) of a thread-block cluster, in hardware.
   double cluster_barrier_seconds = 0;
   int max_cluster_blocks = 0;  // blocks of a portable thread-block cluster; 0: no clusters
-  // Bytes of kernel parameters a launch takes on every supported driver (newer drivers allow
-  // 32764 on sm_70 and later; the classic 4 KiB holds everywhere).
-  int kernel_param_bytes = 4096;
+  // Bytes of kernel parameters a launch takes: the classic 4 KiB, which every supported driver
+  // and NVRTC take, unless the device's context knows both take more
+  // (kernel_param_bytes_for).
+  int kernel_param_bytes = kClassicKernelParamBytes;
 };
 
 // Parameters for a supported target (80: A100 SXM, 90: H100 SXM), nothing otherwise.
@@ -64,6 +71,7 @@ struct DeviceFacts {
   int shared_bytes_per_sm = 0;
   int max_shared_bytes_per_block = 0;
   long long l2_bytes = 0;
+  int kernel_param_bytes = 0;  // what its driver and NVRTC take (kernel_param_bytes_for); 0: unknown
 };
 
 // The parameters of the target `sm` refined by what the device says: its SM count, memory

@@ -162,7 +162,30 @@ TEST(NvrtcCompile, PackedLaunchesCompileWithinTheirOccupancy) {
       }
     }
   }
-  ASSERT_GE(requests.size(), 8u);
+  // A launch past the classic 4 KiB of parameters (CUDA 12.1 on): 300 scalings, 600 pointers.
+  Graph scalings;
+  for (int i = 0; i < 300; ++i) {
+    const ValueId x = build_input(scalings, "x" + std::to_string(i), DType::kF32, {1000 + i});
+    build_output(scalings, "y" + std::to_string(i),
+                 build_binary(scalings, OpKind::kMul, x, build_constant_f64(scalings, DType::kF32, 2.0)));
+  }
+  for (int sm : {80, 90}) {
+    DeviceFacts facts;
+    facts.kernel_param_bytes = kLargeKernelParamBytes;
+    FusionOptions options;
+    options.target_sm = sm;
+    options.device = refine_with_device(*arch_params(sm), facts);
+    const FusionPlan p = plan_fusion(scalings, options);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    jit::CompileRequest r;
+    r.source = std::string(kernel_prelude()) + emit_kernel(scalings, p.kernels[0]);
+    r.name = "scalings.cu";
+    r.arch = sm;
+    requests.push_back(r);
+    specs.push_back(p.kernels[0].spec);
+    labels.push_back("300 scalings, 600 pointers, sm_" + std::to_string(sm));
+  }
+  ASSERT_GE(requests.size(), 10u);
   std::vector<jit::ModulePtr> modules;
   ASSERT_NO_THROW(modules = cache().compile_all(requests));
   for (size_t i = 0; i < modules.size(); ++i) {

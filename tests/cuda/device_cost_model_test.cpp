@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cuda/cuda_test_support.hpp"
+#include "jit/nvrtc_loader.hpp"
 
 namespace fstitch::cuda_test {
 namespace {
@@ -97,6 +98,46 @@ TEST_F(DeviceCostModel, LongRowsOptInToDynamicSharedMemory) {
   EXPECT_LT(opt_in, launch);
   ASSERT_EQ(fake().launches().size(), 1u);
   EXPECT_EQ(fake().launches()[0].shared_bytes, kernels[0].shared_bytes);
+}
+
+}  // namespace
+}  // namespace fstitch::cuda_test
+
+namespace fstitch::cuda_test {
+namespace {
+
+// 300 independent scalings of tensors of their own: two pointers each, 600 in all.
+GraphPtr many_scalings(fst_context* context) {
+  fst_graph* graph = nullptr;
+  EXPECT_EQ(fst_graph_create(context, &graph), FST_OK);
+  for (int i = 0; i < 300; ++i) {
+    const int64_t dims[1] = {1000 + i};
+    const std::string n = std::to_string(i);
+    fst_value x = fst_input(graph, ("x" + n).c_str(), FST_F32, 1, dims);
+    fst_value y = fst_binary(graph, FST_BINARY_MUL, x, fst_constant_f64(graph, FST_F32, 2.0));
+    EXPECT_EQ(fst_output(graph, ("y" + n).c_str(), y), FST_OK) << fst_last_error_message();
+  }
+  return GraphPtr(graph);
+}
+
+size_t launches_of(fst_context* context) {
+  GraphPtr graph = many_scalings(context);
+  FusionPtr fusion = fuse(graph.get(), FST_POLICY_STITCH);
+  size_t kernels = 0;
+  EXPECT_EQ(fst_fusion_kernel_count(fusion.get(), &kernels), FST_OK);
+  return kernels;
+}
+
+// The parameter space a launch may fill is what the context's driver and NVRTC both take:
+// from CUDA 12.1 on, 32764 bytes, so 600 pointers go in one packed launch (the classic 4 KiB
+// holds 512; plan/arch's kernel_param_bytes_for has the rule, tested in tests/plan). The
+// stand-in driver says 13.0 (a process keeps the driver it loaded first).
+TEST_F(DeviceCostModel, LaunchesFillTheParameterSpaceTheDriverTakes) {
+  const std::shared_ptr<const jit::Nvrtc> nvrtc = jit::system_nvrtc();
+  ASSERT_GE(nvrtc->version_major() * 10 + nvrtc->version_minor(), 121)
+      << "this test needs NVRTC 12.1 or newer";
+  ContextPtr context = cuda_context();
+  EXPECT_EQ(launches_of(context.get()), 1u);
 }
 
 }  // namespace

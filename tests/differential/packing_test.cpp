@@ -8,6 +8,7 @@
 
 #include "common/packed_graphs.hpp"
 #include "differential/harness.hpp"
+#include "ir/builder.hpp"
 #include "plan/plan.hpp"
 
 namespace fstitch::testing {
@@ -38,6 +39,14 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
                      std::make_shared<Graph>(
                          adamw_step({768, 3, 768 * 4, 1000, 4096, 17, 768, 50, 2048, 1, 333, 4097}, dtype))});
   }
+  // 300 scalings, 600 pointers: one launch where 32 KiB of parameters are taken.
+  Graph scalings;
+  for (int i = 0; i < 300; ++i) {
+    const ValueId x = build_input(scalings, "x" + std::to_string(i), DType::kF32, {1 + 7 * i});
+    build_output(scalings, "y" + std::to_string(i),
+                 build_binary(scalings, OpKind::kMul, x, build_constant_f64(scalings, DType::kF32, 2.0)));
+  }
+  built.push_back({"300 scalings in 32 KiB of parameters", std::make_shared<Graph>(std::move(scalings))});
   std::vector<DiffCase> cases;
   for (const Built& b : built) {
     DiffCase c;
@@ -45,6 +54,11 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
     c.reproduce = "--gtest_filter=Differential.PackedLaunchesMatchTheReference";
     c.graph = b.graph;
     c.data_seed = cases.size() + 1;
+    if (b.label.rfind("300 scalings", 0) == 0) {
+      DeviceFacts facts;
+      facts.kernel_param_bytes = kLargeKernelParamBytes;
+      c.device = refine_with_device(*arch_params(90), facts);
+    }
     cases.push_back(c);
   }
   const std::vector<CaseResult> results = run_cases(cases, harness_options_from_env());
@@ -52,6 +66,7 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
   for (size_t i = 0; i < cases.size(); ++i) {
     EXPECT_TRUE(results[i].ok) << cases[i].label << "\n" << results[i].report;
     FusionOptions options;
+    options.device = cases[i].device;
     const FusionPlan p = plan_fusion(*cases[i].graph, options);
     for (const PlannedKernel& k : p.kernels) packed += k.packed() ? 1 : 0;
     EXPECT_LT(p.kernels.size(), fused_kernels(p).size()) << cases[i].label << "\n"

@@ -135,6 +135,35 @@ TEST(Packing, MultiTensorOptimizerStepIsFewLaunches) {
 
 // Kernels with a path between them (here through a gather of an exp) never share a launch;
 // the ones beside them do.
+// Where the driver and NVRTC take 32 KiB of parameters (CUDA 12.1 on), 300 independent
+// scalings (600 pointers) are one launch; in the classic 4 KiB (512 pointers), two. The rule,
+// and the device facts that carry it.
+TEST(Packing, TheLargeParameterSpaceTakesMorePartsPerLaunch) {
+  EXPECT_EQ(kernel_param_bytes_for(12010, 12, 1), kLargeKernelParamBytes);
+  EXPECT_EQ(kernel_param_bytes_for(13000, 13, 0), kLargeKernelParamBytes);
+  EXPECT_EQ(kernel_param_bytes_for(12000, 13, 0), kClassicKernelParamBytes);  // the driver is older
+  EXPECT_EQ(kernel_param_bytes_for(13000, 12, 0), kClassicKernelParamBytes);  // NVRTC is older
+  Graph g;
+  for (int i = 0; i < 300; ++i) {
+    const ValueId x = build_input(g, "x" + std::to_string(i), DType::kF32, {1000 + i});
+    build_output(g, "y" + std::to_string(i),
+                 build_binary(g, OpKind::kMul, x, build_constant_f64(g, DType::kF32, 2.0)));
+  }
+  DeviceFacts facts;
+  FusionOptions options;
+  options.device = refine_with_device(*arch_params(90), facts);
+  EXPECT_EQ(options.device->kernel_param_bytes, kClassicKernelParamBytes);
+  const FusionPlan classic = plan_fusion(g, options);
+  expect_well_formed(g, classic);
+  EXPECT_EQ(classic.kernels.size(), 2u) << dump_plan(g, classic);
+  facts.kernel_param_bytes = kLargeKernelParamBytes;
+  options.device = refine_with_device(*arch_params(90), facts);
+  const FusionPlan large = plan_fusion(g, options);
+  expect_well_formed(g, large);
+  ASSERT_EQ(large.kernels.size(), 1u) << dump_plan(g, large);
+  EXPECT_EQ(large.kernels[0].params.size(), 600u);
+}
+
 TEST(Packing, DependentKernelsAreNeverPacked) {
   Graph g;
   ValueId x = build_input(g, "x", DType::kF32, {8, 32});
