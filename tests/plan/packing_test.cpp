@@ -99,7 +99,7 @@ TEST(Packing, IndependentNormalizationsAreOneLaunch) {
 }
 
 // A multi-tensor AdamW step over tensors of mixed sizes: every tensor's update is one
-// elementwise part, the launches are as few as the parameter space allows, and every output
+// elementwise part, the launches are as few as the code budget allows, and every output
 // may still update its input in place.
 TEST(Packing, MultiTensorOptimizerStepIsFewLaunches) {
   const std::vector<int64_t> sizes = transformer_parameter_sizes(100);
