@@ -502,6 +502,12 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     }
     param_bound[k] = n;
   }
+  // Each value's kernel's own estimate, before packing schedules it again as a part: what the
+  // search weighed, and so what a boundary's cost reason compares.
+  std::vector<double> own_seconds(graph.size(), -1.0);
+  for (const KernelSpec& s : specs) {
+    for (ValueId v : s.members) own_seconds[static_cast<size_t>(v)] = s.est_seconds;
+  }
   const Packing packing = pack_independent_kernels(in, specs, successors, order, param_bound);
   const size_t launch_count = packing.launches.size();
   std::vector<int> launch_of(specs.size(), -1);
@@ -724,10 +730,16 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
           b.cause = resource ? BoundaryCause::kResource : BoundaryCause::kCannotFuse;
           b.reason = resource ? why.reason : "cannot fuse: " + why.reason;
         } else {
-          const double apart = first.est_seconds + second.est_seconds;
+          auto own = [&](const KernelSpec& s) {
+            const double seconds =
+                s.members.empty() ? -1.0 : own_seconds[static_cast<size_t>(s.members.front())];
+            return seconds >= 0 ? seconds : s.est_seconds;
+          };
+          const double first_seconds = own(first), second_seconds = own(second);
+          const double apart = first_seconds + second_seconds;
           const std::string numbers = seconds_text(together.est_seconds) + " fused against " +
-                                      seconds_text(first.est_seconds) + " + " +
-                                      seconds_text(second.est_seconds) + " apart";
+                                      seconds_text(first_seconds) + " + " + seconds_text(second_seconds) +
+                                      " apart";
           if (together.est_seconds >= apart) {
             b.cause = BoundaryCause::kCost;
             b.reason = "cost model: separate kernels estimated faster (" + numbers + ")";
