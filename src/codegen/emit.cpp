@@ -17,6 +17,7 @@
 #include "codegen/index_maps.hpp"
 #include "codegen/prelude.hpp"
 #include "codegen/vector_access.hpp"
+#include "plan/cost_model.hpp"
 #include "plan/gelu_evaluation.hpp"
 #include "plan/row_cache.hpp"
 #include "support/error.hpp"

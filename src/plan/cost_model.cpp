@@ -193,8 +193,7 @@ int element_shaped_loads(const Graph& g, const KernelSpec& s) {
 
 int vector_store_count(const std::vector<size_t>& sizes, int V) {
   int stores = 0;
-  if (V < 2) return stores;
-  for (size_t size : sizes) stores += V * size >= 4 && V * size <= 16 ? 1 : 0;
+  for (size_t size : sizes) stores += stores_as_vector(V, size) ? 1 : 0;
   return stores;
 }
 

@@ -40,8 +40,13 @@ int element_shaped_loads(const Graph& graph, const KernelSpec& spec);
 int column_tile_registers(int reductions, int element_loads, int64_t cache_slots = 0, int passes = 1,
                           int vector = 1, int element_stores = 0);
 
-// How many of element outputs of `sizes` bytes an element a row of V lanes stores as one
-// vector each (4 to 16 bytes); vector_element_stores counts those of column tile `s`.
+// Whether V lanes of elements of `element_bytes` are stored as one vector (4 to 16 bytes).
+inline bool stores_as_vector(int V, size_t element_bytes) {
+  const size_t bytes = static_cast<size_t>(V) * element_bytes;
+  return V > 1 && bytes >= 4 && bytes <= 16;
+}
+// How many element outputs of `sizes` bytes a row of V lanes stores as one vector each;
+// vector_element_stores counts those of column tile `s`.
 int vector_store_count(const std::vector<size_t>& sizes, int V);
 int vector_element_stores(const Graph& g, const KernelSpec& s);
 
