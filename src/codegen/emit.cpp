@@ -502,6 +502,10 @@ class KernelEmitter {
   // the element's step j, or the shared-memory buffer indexed by the column c.
   std::string cache_slot(ValueId v) const {
     // A block of a split row keeps its slice, from column c0.
+    // A column tile's thread keeps slot j of each of its rows at j x block + thread: the
+    // threads of a warp touch consecutive words.
+    if (s_.cache == RowCache::kShared && s_.schedule == ScheduleKind::kColumnTile)
+      return shared_cache_buffer(v) + "[j * " + std::to_string(s_.block_threads) + " + (int)threadIdx.x]";
     if (s_.cache == RowCache::kShared) {
       const std::string column = split_row() ? "c - c0" : "c";
       return shared_cache_buffer(v) + "[" + column + (shifted_rows() ? " + rs_shift]" : "]");

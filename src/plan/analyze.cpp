@@ -50,6 +50,10 @@ bool is_aligned_row_shape(const Dims& dims, const Dims& domain, const std::vecto
   return true;
 }
 
+// Which levels a mapping runs its passes by: the analyzed ones, or those with each online
+// sum accumulated in its max's pass (plan/online_sums.hpp; the column tile only).
+enum class PassLevels : uint8_t { kAsAnalyzed, kOnlineSums };
+
 // Which of the values several passes need a register cache keeps: all of them, or only
 // those read from global memory (the rest recomputed from them in each pass).
 enum class KeptValues : uint8_t { kAll, kLoadsOnly };
@@ -88,6 +92,7 @@ void reset(KernelSpec& s) {
   s.pures.clear();
   s.levels.clear();
   s.phases = 0;
+  s.online_sums.clear();
   s.stored.clear();
   s.loaded.clear();
   s.inlined.clear();
@@ -676,13 +681,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   // Passes over each row: reductions of level L accumulate in pass L-1; stored element
   // values are written in the last pass. Element values needed by several passes are kept in
   // registers or shared memory when they fit, else recomputed from global memory.
-  const int final_pass = spec.phases;
-  if (final_pass > 62)
+  if (spec.phases > 62)
     return reject("resources: more than 62 chained reductions in one kernel", RejectionKind::kResource);
   // Passes as bit sets: bit p set when the value is needed in pass p.
   // `masks` receives, parallel to `cached`, the passes in which each cached value is needed.
   std::vector<uint64_t> masks;
   auto need_passes = [&](bool allow_cache, std::vector<ValueId>* cached) {
+    const int final_pass = spec.phases;
     masks.clear();
     std::vector<uint64_t> need(members.size(), 0);
     std::vector<int> first(members.size(), -1);  // pass that fills the register cache
@@ -692,6 +697,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       if (spec.roles[static_cast<size_t>(k)] == ValueRole::kColumnTotal ||
           spec.roles[static_cast<size_t>(k)] == ValueRole::kPermutedElement)
         return uint64_t{1} << final_pass;
+      // An online sum reads its max's operand in the max's pass, not its own operand.
+      if (online_sum_of(spec.online_sums, user)) return 0;
       if (op_family(u.op) == OpFamily::kReduce)
         return uint64_t{1} << (spec.levels[static_cast<size_t>(k)] - 1);
       if (spec.roles[static_cast<size_t>(k)] == ValueRole::kElement &&
@@ -758,11 +765,59 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     }
     return reads;
   };
-  std::vector<ValueId> cache_candidates;
-  const uint64_t reads_cached = need_passes(true, &cache_candidates);
-  const std::vector<uint64_t> cache_masks = masks;
-  std::vector<ValueId> none;
-  const uint64_t reads_recomputed = cache_candidates.empty() ? reads_cached : need_passes(false, &none);
+  // The passes of the kernel's levels as analyzed, and (a column kernel with online sums)
+  // those of the levels with each online sum in its max's pass: what each pass reads, and
+  // the values a cache would keep across them.
+  struct PassPlan {
+    std::vector<int> levels;
+    int phases = 0;
+    std::vector<OnlineSum> online_sums;
+    std::vector<ValueId> candidates;  // cache candidates
+    std::vector<uint64_t> masks;      // the passes each candidate is needed in
+    std::vector<ValueId> loads;       // the candidates read from global memory
+    uint64_t reads_cached = 0;
+    uint64_t reads_recomputed = 0;
+  };
+  auto plan_passes = [&](PassPlan& p) {
+    spec.levels = p.levels;
+    spec.phases = p.phases;
+    spec.online_sums = p.online_sums;
+    p.reads_cached = need_passes(true, &p.candidates);
+    p.masks = masks;
+    std::vector<ValueId> none;
+    p.reads_recomputed = p.candidates.empty() ? p.reads_cached : need_passes(false, &none);
+    for (ValueId v : p.candidates) {
+      if (std::find(spec.loaded.begin(), spec.loaded.end(), v) != spec.loaded.end()) p.loads.push_back(v);
+    }
+  };
+  PassPlan plain{spec.levels, spec.phases, {}, {}, {}, {}, 0, 0};
+  plan_passes(plain);
+  std::optional<PassPlan> online;
+  if (has_reduction && !spec.contiguous_rows && spec.cols > 1) {
+    std::vector<OnlineSum> sums = find_online_sums(g, spec);
+    if (!sums.empty()) {
+      std::vector<int> levels = levels_with_online_sums(g, spec, sums);
+      const int phases = *std::max_element(levels.begin(), levels.end());
+      online = PassPlan{std::move(levels), phases, std::move(sums), {}, {}, {}, 0, 0};
+      plan_passes(*online);
+    }
+  }
+  // The plan's values the mappings below use; select() makes them (and the spec's levels)
+  // the plain or the online ones.
+  std::vector<ValueId> cache_candidates, cache_loads;
+  std::vector<uint64_t> cache_masks;
+  uint64_t reads_cached = 0, reads_recomputed = 0;
+  auto select = [&](const PassPlan& p) {
+    spec.levels = p.levels;
+    spec.phases = p.phases;
+    spec.online_sums = p.online_sums;
+    cache_candidates = p.candidates;
+    cache_loads = p.loads;
+    cache_masks = p.masks;
+    reads_cached = p.reads_cached;
+    reads_recomputed = p.reads_recomputed;
+  };
+  select(plain);
   uint64_t written = 0;
   for (ValueId v : spec.stored) {
     // Once per output holding it, itself or as a free view.
@@ -801,12 +856,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     // Each block adds a row of partials per total, so fewer blocks may move fewer bytes.
     int grid_blocks_per_sm = 0;
     KeptValues kept = KeptValues::kAll;  // RowCache::kRegisters: which candidates are kept
+    PassLevels levels = PassLevels::kAsAnalyzed;  // the column tile's online sums, if any
   };
-  // The cache candidates read from global memory.
-  std::vector<ValueId> cache_loads;
-  for (ValueId v : cache_candidates) {
-    if (std::find(spec.loaded.begin(), spec.loaded.end(), v) != spec.loaded.end()) cache_loads.push_back(v);
-  }
   std::vector<Mapping> mappings;
   // Rows that are not whole vectors (GPT-2's 50257 columns) also get shifted vectors, scored
   // against the narrower vectors that divide the row.
@@ -843,19 +894,30 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     // The column tile (plan/schedule_columns.hpp) sizes itself; thread per row is its fallback.
     // With several passes, also with the values they share kept in registers, and in blocks
     // of 512 and 1024 threads (fit_column_tile applies them to several passes only).
-    if (!spec.contiguous_rows && C > 1) {
+    // With online sums, each mapping also with the sums in their maxes' passes.
+    auto add_column_mappings = [&](const PassPlan& p, PassLevels levels) {
       for (int b : {256, 512, 1024}) {
-        mappings.push_back({ScheduleKind::kColumnTile, 0, b, RowCache::kRecompute});
-        if (!cache_candidates.empty())
-          mappings.push_back({ScheduleKind::kColumnTile, 0, b, RowCache::kRegisters});
+        auto add = [&](RowCache cache, KeptValues kept = KeptValues::kAll) {
+          Mapping m{ScheduleKind::kColumnTile, 0, b, cache};
+          m.kept = kept;
+          m.levels = levels;
+          mappings.push_back(m);
+        };
+        add(RowCache::kRecompute);
+        if (!p.candidates.empty()) add(RowCache::kRegisters);
         // Only the loads kept: fewer registers (more blocks, shorter chunks) for recomputing
         // what the passes derive from them.
-        if (!cache_loads.empty() && cache_loads.size() < cache_candidates.size()) {
-          Mapping m{ScheduleKind::kColumnTile, 0, b, RowCache::kRegisters};
-          m.kept = KeptValues::kLoadsOnly;
-          mappings.push_back(m);
-        }
+        const bool fewer_loads = !p.loads.empty() && p.loads.size() < p.candidates.size();
+        if (fewer_loads) add(RowCache::kRegisters, KeptValues::kLoadsOnly);
+        // Kept in shared memory, as many of a thread's rows as fit (the rest read again):
+        // every value, or only the loads (their storage bits, half the bytes of a 16-bit row).
+        if (!p.candidates.empty()) add(RowCache::kShared);
+        if (fewer_loads) add(RowCache::kShared, KeptValues::kLoadsOnly);
       }
+    };
+    if (!spec.contiguous_rows && C > 1) {
+      add_column_mappings(plain, PassLevels::kAsAnalyzed);
+      if (online) add_column_mappings(*online, PassLevels::kOnlineSums);
     }
     for (int b : {128, 256}) add_row_mapping(ScheduleKind::kThreadPerRow, 1, b);
   } else {
@@ -902,6 +964,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   // Applies a mapping to spec; false when its cache placement does not fit, or it does not
   // meet the constraint.
   auto apply = [&](const Mapping& m) {
+    select(m.levels == PassLevels::kOnlineSums && online ? *online : plain);
     reset_cache_and_tiling(spec);
     spec.bytes_written = written;
     // Column totals run in the row loops of a whole-row schedule: a column's running sum
@@ -912,7 +975,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     if (m.schedule == ScheduleKind::kColumnTile) {
       spec.vector_width = 1;
       spec.cache = m.cache;
-      if (m.cache == RowCache::kRegisters) {
+      if (m.cache == RowCache::kRegisters || m.cache == RowCache::kShared) {
         spec.cached = m.kept == KeptValues::kLoadsOnly ? cache_loads : cache_candidates;
         std::sort(spec.cached.begin(), spec.cached.end());
       }
@@ -932,6 +995,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         // partials once per tile; the last to arrive reads them all and writes the totals,
         // which every block reads.
         spec.bytes_read = m.cache == RowCache::kRegisters ? reads_cached : reads_recomputed;
+        if (m.cache == RowCache::kShared) {
+          // The rows the shared memory holds are read once; the rest in every pass.
+          const double again = column_rows_read_again(t);
+          spec.bytes_read =
+              reads_cached +
+              static_cast<uint64_t>(std::ceil(again * static_cast<double>(reads_recomputed - reads_cached)));
+        }
         uint64_t partials_written = 0, partials_read = 0;
         if (t.releases_groups()) {
           const uint64_t per_tile = static_cast<uint64_t>(t.tile_elements()) * static_cast<uint64_t>(t.tiles);

@@ -344,6 +344,11 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
     k += op_instructions(g, s, v) * static_cast<double>(element_count(n.dims)) / domain;
   }
   for (ValueId v : s.inlined) k += op_instructions(g, s, v);  // recomputed at each element
+  // An online sum's step (codegen/column_passes_body.inc): exp(a - max) against the running
+  // max, its guard, the max's comparison and branch (the rescale is rare), besides the
+  // exp(a - max) the kernel computes again where it uses it.
+  for (const OnlineSum& o : s.online_sums)
+    k += op_instructions(g, s, o.exp) + op_instructions(g, s, o.sub) + 4;
   if (s.gelu == GeluEvaluation::kBf16Table) {
     // Each block copies the table into shared memory: a 16-byte load and store, the loop.
     const double vectors = static_cast<double>(bf16_gelu_table_bytes() / 16);

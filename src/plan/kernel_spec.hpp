@@ -9,6 +9,7 @@
 
 #include "ir/graph.hpp"
 #include "plan/arch.hpp"
+#include "plan/online_sums.hpp"
 #include "plan/schedule_columns.hpp"
 #include "plan/schedule_split_rows.hpp"
 
@@ -182,6 +183,9 @@ struct KernelSpec {
   // stored): evaluated to the precision the rounding needs (fst_gelu_f32_for_16bit in
   // codegen/prelude.cpp). Sorted.
   std::vector<ValueId> gelu_to_16bit;
+  // kColumnTile: sums of exp(a - max) accumulated beside their max, in its pass (levels
+  // count them so); empty for every other schedule.
+  std::vector<OnlineSum> online_sums;
   // kColumnTile: the tiling, and for each reduction member (in member order) the byte offset
   // of its partials within the kernel's partials scratch (empty when column.split == 1).
   ColumnTiling column;

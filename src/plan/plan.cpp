@@ -802,6 +802,28 @@ const char* launch_kind_name(LaunchKind kind) {
   return "?";
 }
 
+namespace {
+
+// How much of a thread's chunk a column tile's shared-memory cache holds, and when not all
+// of it, what the whole would need.
+std::string column_shared_cache_text(const KernelSpec& s) {
+  const ColumnTiling& c = s.column;
+  std::ostringstream out;
+  out.imbue(std::locale::classic());
+  out << c.shared_rows << " of a thread's " << c.rows_per_thread
+      << " row(s) kept in shared memory across the passes (" << s.dynamic_shared_bytes << " bytes a block)";
+  if (c.shared_rows < c.rows_per_thread) {
+    const uint64_t whole = s.dynamic_shared_bytes /
+                           static_cast<uint64_t>(std::max<int64_t>(1, c.shared_rows)) *
+                           static_cast<uint64_t>(c.rows_per_thread);
+    out << ", the other " << std::lround(100 * column_rows_read_again(c))
+        << "% of the chunk read again by each pass (the whole chunk needs " << whole << " bytes a block)";
+  }
+  return out.str();
+}
+
+}  // namespace
+
 std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
   std::ostringstream out;
   out.imbue(std::locale::classic());  // no digit grouping from a global locale
@@ -866,6 +888,12 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       } else {
         out << "no split";
         if (c.passes > 1) out << ", " << c.passes << " passes over each tile";
+      }
+      if (s.cache == RowCache::kShared) out << "; " << column_shared_cache_text(s);
+      for (const OnlineSum& o : s.online_sums) {
+        out << "\n  online sum: %" << o.sum << " = sum of exp(%" << o.operand << " - %" << o.max
+            << ") accumulates beside its max in the max's pass (the running sum rescaled as the max grows), "
+               "one pass fewer";
       }
     }
     if (s.schedule == ScheduleKind::kSplitRow) {

@@ -6,6 +6,7 @@
 
 #include "ir/graph.hpp"
 #include "plan/kernel_spec.hpp"
+#include "plan/row_cache.hpp"
 
 namespace fstitch {
 namespace {
@@ -61,14 +62,20 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
   // One pass stores its element values as it goes; a reduction of a reduction, or element
   // values computed from one, take a pass each (and a last one that stores).
   shape.passes = spec.phases == 1 && !stores_after_reductions ? 1 : spec.phases + (stores_elements ? 1 : 0);
+  // Online sums are finished in their passes' combines, which the one-pass tile (its last
+  // block combining each tile) does not run.
+  if (shape.passes == 1 && !spec.online_sums.empty()) return false;
   // Blocks larger than 256 threads only for several passes: fewer chunks per tile, so fewer
   // partials to combine, where the rows a thread keeps bound the chunk.
   if (shape.passes == 1 && block_threads != 256) return false;
   if (shape.passes > 1 && spec.cache == RowCache::kRegisters && !spec.cached.empty()) {
     shape.cache_slots = in.register_cap;
     shape.cached_values = static_cast<int>(spec.cached.size());
+  } else if (spec.cache == RowCache::kShared) {
+    // Several passes keep what spec.cached names in shared memory, sized once tiled.
+    if (shape.passes == 1 || spec.cached.empty()) return false;
   } else if (spec.cache != RowCache::kRecompute) {
-    return false;  // one pass keeps nothing; several keep what spec.cached names in registers
+    return false;  // one pass keeps nothing; several keep what spec.cached names
   }
   for (size_t i = 0; i < spec.domain.size(); ++i) {
     const auto axis = static_cast<int64_t>(i);
@@ -130,8 +137,13 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
     }
     t.partial_bytes = offset;
   }
-  spec.schedule = ScheduleKind::kColumnTile;
+  const ColumnTiling before = spec.column;
   spec.column = t;
+  if (spec.cache == RowCache::kShared && !fit_column_shared_cache(in, spec)) {
+    spec.column = before;
+    return false;
+  }
+  spec.schedule = ScheduleKind::kColumnTile;
   spec.block_threads = t.block_threads;
   spec.grid_blocks = t.grid_blocks;
   if (t.releases_groups()) {
@@ -142,6 +154,55 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
   }
   spec.threads_per_row = static_cast<int>(std::min<int64_t>(int64_t{1} << 30, t.rd_threads * t.split));
   return true;
+}
+
+size_t column_static_shared_bytes(const ColumnTiling& t, size_t accumulator_bytes) {
+  // Each array may start at a 16-byte boundary: a little slack for the flag and padding.
+  return static_cast<size_t>(t.block_threads) * static_cast<size_t>(t.vector) * accumulator_bytes + 64;
+}
+
+bool fit_column_shared_cache(const PlanInputs& in, KernelSpec& spec) {
+  const Graph& g = *in.graph;
+  ColumnTiling& t = spec.column;
+  if (spec.cached.empty() || t.passes < 2) return false;
+  size_t accumulators = 0;
+  for (ValueId v : spec.members) {
+    const Node& n = g.node(v);
+    if (op_family(n.op) == OpFamily::kReduce) accumulators += accumulator_bytes(n.op, n.dtype);
+  }
+  // The shared memory of one of the planned resident blocks, less what it declares itself.
+  const ArchParams& arch = in.arch;
+  const int64_t per_sm =
+      arch.shared_bytes_per_sm / std::max(1, t.blocks_per_sm) - arch.shared_reserved_per_block;
+  const int64_t per_block =
+      std::min<int64_t>({per_sm, arch.max_shared_bytes_per_block,
+                         static_cast<int64_t>(std::min<size_t>(in.shared_budget, 1 << 30))});
+  const int64_t room = per_block - static_cast<int64_t>(column_static_shared_bytes(t, accumulators));
+  // One row of a thread's values: each cached value's V lanes for every thread of the block.
+  spec.cache_buffer.clear();
+  spec.shared_buffer_types.clear();
+  int64_t row_bytes = 0;
+  for (size_t i = 0; i < spec.cached.size(); ++i) {
+    const DType type = shared_cache_dtype(g, spec, spec.cached[i]);
+    spec.cache_buffer.push_back(static_cast<int>(i));
+    spec.shared_buffer_types.push_back(type);
+    row_bytes += static_cast<int64_t>(t.block_threads) * t.vector * static_cast<int64_t>(dtype_size(type));
+  }
+  if (room <= 0 || row_bytes <= 0 || room < row_bytes) {
+    spec.cache_buffer.clear();
+    spec.shared_buffer_types.clear();
+    return false;
+  }
+  t.shared_rows = std::min<int64_t>(t.rows_per_thread, room / row_bytes);
+  spec.dynamic_shared_bytes = static_cast<size_t>(t.shared_rows * row_bytes);
+  spec.shared_cache_bytes = column_static_shared_bytes(t, accumulators) + spec.dynamic_shared_bytes;
+  return true;
+}
+
+double column_rows_read_again(const ColumnTiling& t) {
+  const int64_t kept = t.shared_rows * t.rd_threads;
+  if (t.chunk <= 0 || kept >= t.chunk) return 0.0;
+  return static_cast<double>(t.chunk - kept) / static_cast<double>(t.chunk);
 }
 
 int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions, int element_loads,

@@ -79,6 +79,9 @@ struct ColumnTiling {
   // kGroupRelease: groups of `split` blocks in the grid (grid_blocks = groups x split)
   int64_t groups = 1;
   int64_t rows_per_thread = 1;  // ceil(chunk / rd_threads): a thread's rows of its chunk
+  // RowCache::kShared: the first `shared_rows` of a thread's rows keep their values in
+  // shared memory across the passes; the rest are read again in each pass.
+  int64_t shared_rows = 0;
 
   bool releases_groups() const { return split > 1 && combine == ColumnCombine::kGroupRelease; }
   int64_t tile_elements() const { return static_cast<int64_t>(lanes) * vector; }
@@ -115,6 +118,21 @@ size_t accumulator_bytes(OpKind op, DType result);
 // that reduce one output element: rd_threads x split) and elems_per_thread. Returns false,
 // leaving `spec` as it was, when the schedule does not apply.
 bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads = 256);
+
+// Sizes the shared-memory cache of a column tile over several passes (spec.cache ==
+// RowCache::kShared, spec.cached set): the thread rows whose values fit the shared memory
+// each of the planned resident blocks gets, beside the block's combine arrays. Fills
+// column.shared_rows, cache_buffer, shared_buffer_types, shared_cache_bytes and
+// dynamic_shared_bytes; false when not one row fits.
+bool fit_column_shared_cache(const PlanInputs& in, KernelSpec& spec);
+
+// The share of a tile's reduced rows that a shared-memory column cache does not hold (read
+// again by every pass after the first): 0 when every row fits, 1 with no cache.
+double column_rows_read_again(const ColumnTiling& t);
+
+// Bytes of the static shared memory a column tile over several passes declares: its combine
+// arrays (one accumulator per thread and lane for each reduction) and its arrival flag.
+size_t column_static_shared_bytes(const ColumnTiling& t, size_t accumulator_bytes);
 
 // Scratch of a kGroupRelease tiling, per reduction: partials [groups][2][S][tile elements],
 // then totals [groups][2][tile elements] (2: the tile's parity), in accumulators.

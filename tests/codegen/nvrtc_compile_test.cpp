@@ -357,8 +357,14 @@ TEST(NvrtcCompile, ColumnPassKernelsCompileWithinTheirOccupancy) {
     }
   }
   EXPECT_TRUE(seen.count({true, RowCache::kRegisters}));
-  EXPECT_TRUE(seen.count({true, RowCache::kRecompute}));
-  EXPECT_TRUE(seen.count({false, RowCache::kRegisters}) || seen.count({false, RowCache::kRecompute}));
+  EXPECT_TRUE(seen.count({true, RowCache::kShared}));
+  EXPECT_TRUE(seen.count({false, RowCache::kRegisters}) || seen.count({false, RowCache::kRecompute}) ||
+              seen.count({false, RowCache::kShared}));
+  // A shared-memory cache that holds only some of a thread's rows: its others are read again
+  // in every pass (the loop a kernel with nothing kept runs).
+  EXPECT_TRUE(std::any_of(specs.begin(), specs.end(), [](const KernelSpec& s) {
+    return s.cache == RowCache::kShared && s.column.shared_rows < s.column.rows_per_thread;
+  }));
   std::vector<jit::ModulePtr> modules;
   ASSERT_NO_THROW(modules = cache().compile_all(requests));
   for (size_t i = 0; i < modules.size(); ++i) {
@@ -369,7 +375,13 @@ TEST(NvrtcCompile, ColumnPassKernelsCompileWithinTheirOccupancy) {
       EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
       EXPECT_EQ(f.spill_load_bytes, 0) << f.name;
       EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
-      const Occupancy real = occupancy(arch, specs[i].block_threads, f.registers, 0);
+      // The compiled static shared memory and the planned dynamic share allow it too.
+      const Occupancy real = occupancy(arch, specs[i].block_threads, f.registers,
+                                       static_cast<size_t>(f.shared_bytes) + specs[i].dynamic_shared_bytes);
+      if (specs[i].cache == RowCache::kShared) {
+        EXPECT_LE(static_cast<size_t>(f.shared_bytes) + specs[i].dynamic_shared_bytes,
+                  static_cast<size_t>(arch.max_shared_bytes_per_block));
+      }
       EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm)
           << f.registers << " registers (estimated " << specs[i].registers_estimate << "); the grid assumed "
           << specs[i].planned_blocks_per_sm << " blocks per SM";

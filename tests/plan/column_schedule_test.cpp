@@ -103,17 +103,36 @@ TEST(ColumnSchedule, ColumnSoftmaxIsOneKernelAtTheLowerBound) {
   }
 }
 
-// Larger than the registers of the device (50 MB of f32 on 33 MB of H100 registers): still
-// one kernel, which reads x again in each of its three passes rather than write and read
-// exp(x - max) through a kernel boundary.
-TEST(ColumnSchedule, ColumnSoftmaxBeyondTheRegistersReadsOncePerPass) {
-  const Graph g = column_softmax(16384, 768, DType::kF32);
-  const FusionPlan p = plan(g);
-  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
-  EXPECT_EQ(p.kernels[0].spec.column.passes, 3) << dump_plan(g, p);
-  // x read three times and y written once: twice the lower bound, the partials aside.
-  EXPECT_LE(static_cast<double>(p.planned_bytes), 2.05 * static_cast<double>(p.lower_bound_bytes))
-      << dump_plan(g, p);
+// Larger than the registers of the device (50 MB of f32, 25 MB of bf16 on 33 MB of H100
+// registers): still one kernel, whose blocks keep their chunks in shared memory across the
+// passes. The bf16 chunks fit whole (x read once: the lower bound, the partials aside); the
+// f32 chunks half fit, and only the other half is read again, once: the sum of exp(x - max)
+// accumulates beside the max (an online sum), so the store pass is the only other.
+TEST(ColumnSchedule, ColumnSoftmaxBeyondTheRegistersKeepsItsChunksInSharedMemory) {
+  for (DType t : {DType::kBF16, DType::kF32}) {
+    const Graph g = column_softmax(16384, 768, t);
+    const FusionPlan p = plan(g);
+    ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+    const KernelSpec& s = p.kernels[0].spec;
+    EXPECT_EQ(s.column.passes, s.online_sums.empty() ? 3 : 2) << dump_plan(g, p);
+    ASSERT_EQ(s.cache, RowCache::kShared) << dump_plan(g, p);
+    EXPECT_GT(s.column.shared_rows, 0);
+    EXPECT_LE(s.shared_cache_bytes, static_cast<size_t>(p.arch.max_shared_bytes_per_block));
+    const std::string dump = dump_plan(g, p);
+    EXPECT_NE(dump.find("kept in shared memory across the passes"), std::string::npos) << dump;
+    if (t == DType::kBF16) {
+      EXPECT_EQ(s.column.shared_rows, s.column.rows_per_thread) << dump;
+      EXPECT_LE(static_cast<double>(p.planned_bytes), 1.02 * static_cast<double>(p.lower_bound_bytes))
+          << dump;
+    } else {
+      // x read once, its unkept half once more, y written once.
+      EXPECT_LT(s.column.shared_rows, s.column.rows_per_thread) << dump;
+      EXPECT_EQ(s.online_sums.size(), 1u) << dump;
+      EXPECT_NE(dump.find("read again by each pass (the whole chunk needs"), std::string::npos) << dump;
+      EXPECT_LE(static_cast<double>(p.planned_bytes), 1.27 * static_cast<double>(p.lower_bound_bytes))
+          << dump;
+    }
+  }
 }
 
 // Normalization down the columns whose tiles fill the device alone: a block holds each tile
