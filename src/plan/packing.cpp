@@ -257,6 +257,7 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
   for (const std::vector<int>& kernels : at_level) {
     std::vector<OpenPack> open;
     std::vector<std::pair<int, std::string>> reasons;  // per kernel left alone: the best pack's refusal
+    std::vector<std::pair<int, std::string>> opened;   // per kernel opening a pack beside others: why
     for (int k : kernels) {
       const KernelSpec& own = specs[static_cast<size_t>(k)];
       const size_t own_params = params[static_cast<size_t>(k)];
@@ -323,6 +324,7 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
         packing.parts.emplace_back();
         continue;
       }
+      if (!open.empty() && !refusal.empty()) opened.emplace_back(k, refusal);
       OpenPack pack;
       pack.kernels.push_back(k);
       pack.parts.push_back(*part);
@@ -331,6 +333,11 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
       open.push_back(std::move(pack));
     }
     for (OpenPack& pack : open) {
+      if (pack.kernels.size() > 1) {
+        for (const auto& [k, why] : opened) {
+          if (k == pack.kernels.front()) packing.opened.emplace_back(k, why);
+        }
+      }
       packing.launches.push_back(pack.kernels);
       packing.parts.push_back(pack.kernels.size() > 1 ? std::move(pack.parts) : std::vector<KernelSpec>{});
     }

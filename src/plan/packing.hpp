@@ -48,6 +48,9 @@ struct Packing {
   // Per kernel launched alone although others of its level could have shared its launch:
   // the kernel and why.
   std::vector<std::pair<int, std::string>> notes;
+  // Per packed launch that opened beside others of its level: its first kernel and why that
+  // kernel joined none of the open packs (the refusal of the first it tried).
+  std::vector<std::pair<int, std::string>> opened;
 };
 
 // Packs kernels of one level of the launch graph (the longest chain of launches before them,

@@ -555,6 +555,11 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
         "kernel " + std::to_string(position[static_cast<size_t>(launch_of[static_cast<size_t>(k)])]) +
         " is launched alone: " + why);
   }
+  for (const auto& [k, why] : packing.opened) {
+    plan.packing_notes.push_back(
+        "kernel " + std::to_string(position[static_cast<size_t>(launch_of[static_cast<size_t>(k)])]) +
+        " is a packed launch of its own: its first part joined no launch open beside it: " + why);
+  }
 
   // Workspace: values crossing kernels that are not graph outputs, first-fit with reuse
   // once the last consumer has run.

@@ -108,9 +108,16 @@ TEST(Packing, MultiTensorOptimizerStepIsFewLaunches) {
   expect_well_formed(g, p);
   expect_independent_parts(g, p);
   EXPECT_EQ(fused_kernels(p).size(), sizes.size());
-  // The code budget closes a launch at 71 tensors (497 of the 512 pointers 4 KiB holds).
+  // The code budget closes a launch at 71 tensors (497 of the 512 pointers 4 KiB holds),
+  // and the dump says so for the second, with the numbers.
   EXPECT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);
   EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes);
+  const std::string dump = dump_plan(g, p);
+  EXPECT_TRUE(contains(dump,
+                       "kernel 1 is a packed launch of its own: its first part joined no launch open "
+                       "beside it: resources: about "))
+      << dump;
+  EXPECT_TRUE(contains(dump, " instructions of code, over the budget of 16384")) << dump;
   // Output j of tensor i may take the buffer of its own input (p_i' of p_i, m_i' of m_i...),
   // and of no input another part of its launch reads (only of those read by earlier launches).
   auto launch_touching = [&](ParamKind kind, size_t index) {
