@@ -44,6 +44,8 @@ REDUCTIONS = {
     "bias_grad_column_sum": ((8192, 1024), 0),
     "middle_axis_sum": ((64, 4096, 64), 1),
     "column_softmax": ((4096, 1024), 0),
+    # Beyond the device's registers: fstitch keeps the chunks in shared memory.
+    "column_softmax_large": ((16384, 768), 0),
     "layer_norm_backward": ((8192, 1024), 0),
     "rms_norm_backward": ((8192, 1024), 0),
     "group_norm": ((8, 512, 4096), 2),
@@ -52,6 +54,7 @@ GROUP_NORM_GROUPS = 32  # kBenchmarkGroups of reduction_graphs.hpp
 # Elements a reduction graph writes, from its input shape (default: the kept axes, once).
 REDUCTION_OUTPUT_ELEMENTS = {
     "column_softmax": lambda dims: element_count(dims),
+    "column_softmax_large": lambda dims: element_count(dims),
     "layer_norm_backward": lambda dims: element_count(dims) + 2 * dims[-1],  # dx, dgamma, dbeta
     "rms_norm_backward": lambda dims: element_count(dims) + dims[-1],  # dx, dgamma
     "group_norm": lambda dims: element_count(dims),
@@ -80,6 +83,7 @@ INPUTS = {
     "bias_grad_column_sum": [("dy", "d")],  # "d": the reduction's input shape
     "middle_axis_sum": [("x", "d")],
     "column_softmax": [("x", "d")],
+    "column_softmax_large": [("x", "d")],
     "layer_norm_backward": [("x", "d"), ("dy", "d"), ("w", "dv")],  # "dv": the input shape's last axis
     "rms_norm_backward": [("x", "d"), ("dy", "d"), ("w", "dv")],
     "group_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],  # "dc": the input shape's channel axis (1)
@@ -198,6 +202,7 @@ def torch_graphs(torch):
         "bias_grad_column_sum": bias_grad_column_sum,
         "middle_axis_sum": middle_axis_sum,
         "column_softmax": column_softmax,
+        "column_softmax_large": column_softmax,
         "layer_norm_backward": layer_norm_backward,
         "rms_norm_backward": rms_norm_backward,
         "group_norm": group_norm,
@@ -287,6 +292,7 @@ def jax_graphs(jax, jnp):
         "bias_grad_column_sum": bias_grad_column_sum,
         "middle_axis_sum": middle_axis_sum,
         "column_softmax": column_softmax,
+        "column_softmax_large": column_softmax,
         "layer_norm_backward": layer_norm_backward,
         "rms_norm_backward": rms_norm_backward,
         "group_norm": group_norm,

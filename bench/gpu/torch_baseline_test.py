@@ -297,16 +297,17 @@ class TorchBaselineTest(unittest.TestCase):
         code = self.baseline.main(["--device", "cpu", "--quick", "--shapes", "8x16", "--runs", "2", "--warmup", "1",
                                    "--modes", "eager,compile", "--output", output,
                                    "--reduction-dims",
-                                   "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4,"
+                                   "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4,column_softmax_large=6x3,"
                                    "layer_norm_backward=4x6,rms_norm_backward=3x5,group_norm=2x64x3,adamw_step=2"])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
-        # Six graphs and six reductions, two dtypes each, and the AdamW step in f32.
-        self.assertEqual(len(doc["cases"]), 25)
+        # Six graphs and seven reductions, two dtypes each, and the AdamW step in f32.
+        self.assertEqual(len(doc["cases"]), 27)
         reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c and c["graph"] != "adamw_step"}
         self.assertEqual(sorted(reductions), [("bias_grad_column_sum", "bf16"), ("bias_grad_column_sum", "f32"),
                                               ("column_softmax", "bf16"), ("column_softmax", "f32"),
+                                              ("column_softmax_large", "bf16"), ("column_softmax_large", "f32"),
                                               ("group_norm", "bf16"), ("group_norm", "f32"),
                                               ("layer_norm_backward", "bf16"), ("layer_norm_backward", "f32"),
                                               ("middle_axis_sum", "bf16"), ("middle_axis_sum", "f32"),

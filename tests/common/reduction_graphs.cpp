@@ -152,6 +152,8 @@ const std::vector<ShapedGraph>& reduction_graphs() {
          return middle_axis_sum(dims[0], dims[1], dims[2], dtype);
        }},
       two_dimensional("column_softmax", {4096, 1024}, column_softmax),
+      // Beyond the device's registers: the chunks are kept in shared memory.
+      two_dimensional("column_softmax_large", {16384, 768}, column_softmax),
       two_dimensional("layer_norm_backward", {8192, 1024}, layer_norm_backward),
       two_dimensional("rms_norm_backward", {8192, 1024}, rms_norm_backward),
       {"group_norm",

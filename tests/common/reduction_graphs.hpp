@@ -54,8 +54,9 @@ Graph group_norm(const GroupNormShape& shape, DType dtype, GroupNormExtras extra
 inline constexpr int64_t kBenchmarkGroups = 32;
 
 // bias_grad_column_sum at [8192, 1024], middle_axis_sum at [64, 4096, 64], column_softmax
-// at [4096, 1024], layer_norm_backward and rms_norm_backward at [8192, 1024], and group_norm
-// (32 groups) at [8, 512, 4096] (dims are x's; their other inputs follow from them); in the
+// at [4096, 1024] and (column_softmax_large) at [16384, 768], layer_norm_backward and rms_norm_backward at
+// [8192, 1024], and group_norm (32 groups) at [8, 512, 4096] (dims are x's; their other inputs follow from
+// them); in the
 // --check mode at [256, 1024] or [8, 256, 64].
 const std::vector<ShapedGraph>& reduction_graphs();
 
