@@ -2,7 +2,9 @@
 // axis, and element values stored after a column reduction, against the reference evaluator
 // in both thread orders (the host backend also starts the blocks from the last in reverse
 // order). Tiles split across blocks meet as groups whose last block releases the others;
-// tiles a block holds whole combine in the block. Both must appear.
+// tiles a block holds whole combine in the block. Both must appear, and so must chunks kept
+// in shared memory (whole and in part) and sums of exp(x - max) accumulated beside their
+// max (online sums).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -129,6 +131,74 @@ TEST(ColumnPasses, GroupReleaseIsBitIdenticalRunToRun) {
     }
     EXPECT_NEAR(sum, 1.0, 1e-4) << "column " << c;
   }
+}
+
+// Online sums in other graphs: f64, a scaled and masked softmax, one over a middle axis,
+// and a log-sum-exp whose only outputs are per column (one pass would store nothing after the
+// reductions: it keeps the plain passes). Each against the reference in both thread orders.
+TEST(ColumnPasses, OnlineSumsInOtherGraphs) {
+  struct Built {
+    std::string label;
+    Graph graph;
+    bool online;  // whether the plan should take an online sum
+  };
+  auto softmax_of = [](Graph& g, ValueId a, const Dims& dims, int64_t axis) {
+    const ValueId max = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, a, {axis}, true), dims);
+    const ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, a, max));
+    const ValueId sum = build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {axis}, true), dims);
+    return build_binary(g, OpKind::kDiv, e, sum);
+  };
+  std::vector<Built> built;
+  {
+    Graph g;
+    const Dims dims = {1000, 33};
+    build_output(g, "y", softmax_of(g, build_input(g, "x", DType::kF64, dims), dims, 0));
+    built.push_back({"f64 softmax over axis 0 of 1000x33", std::move(g), true});
+  }
+  {
+    Graph g;
+    const Dims dims = {2048, 96};
+    const ValueId x = build_input(g, "x", DType::kF32, dims);
+    const ValueId mask = build_input(g, "mask", DType::kF32, dims);
+    const ValueId scaled = build_binary(
+        g, OpKind::kAdd,
+        build_binary(g, OpKind::kMul, x, build_broadcast(g, build_constant_f64(g, DType::kF32, 0.125), dims)),
+        mask);
+    build_output(g, "y", softmax_of(g, scaled, dims, 0));
+    built.push_back({"scaled, masked f32 softmax over axis 0 of 2048x96", std::move(g), true});
+  }
+  {
+    Graph g;
+    const Dims dims = {64, 512, 64};
+    build_output(g, "y", softmax_of(g, build_input(g, "x", DType::kF32, dims), dims, 1));
+    built.push_back({"f32 softmax over axis 1 of 64x512x64", std::move(g), true});
+  }
+  {
+    Graph g;
+    const Dims dims = {4096, 64};
+    const ValueId x = build_input(g, "x", DType::kF32, dims);
+    const ValueId max = build_reduce(g, OpKind::kReduceMax, x, {0}, true);
+    const ValueId e =
+        build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, build_broadcast(g, max, dims)));
+    const ValueId sum = build_reduce(g, OpKind::kReduceSum, e, {0}, true);
+    build_output(g, "lse", build_binary(g, OpKind::kAdd, build_unary(g, OpKind::kLog, sum), max));
+    built.push_back({"f32 log-sum-exp over axis 0 of 4096x64", std::move(g), false});
+  }
+  std::vector<DiffCase> cases;
+  uint64_t seed = 9900;
+  for (Built& b : built) {
+    const FusionPlan p = plan_fusion(b.graph, FusionOptions{});
+    size_t online = 0;
+    for (const PlannedKernel& k : p.kernels) online += k.spec.online_sums.size();
+    EXPECT_EQ(online > 0, b.online) << b.label << "\n" << dump_plan(b.graph, p);
+    DiffCase c;
+    c.label = b.label;
+    c.reproduce = "fstitch_differential_tests --gtest_filter='ColumnPasses.OnlineSumsInOtherGraphs'";
+    c.graph = std::make_shared<const Graph>(std::move(b.graph));
+    c.data_seed = ++seed;
+    cases.push_back(std::move(c));
+  }
+  for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 
 // A column softmax whose sums accumulate beside their maxes (online) gives the reference's
