@@ -385,8 +385,13 @@ TEST(NvrtcCompile, ColumnPassKernelsCompileWithinTheirOccupancy) {
       EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm)
           << f.registers << " registers (estimated " << specs[i].registers_estimate << "); the grid assumed "
           << specs[i].planned_blocks_per_sm << " blocks per SM";
-      std::printf("[ column passes ] %s: %d registers, estimated %d\n", labels[i].c_str(), f.registers,
-                  specs[i].registers_estimate);
+      const KernelSpec& s = specs[i];
+      std::printf("[ column passes ] %s, %d threads, %s%s: %d registers, estimated %d\n", labels[i].c_str(),
+                  s.block_threads,
+                  s.cache == RowCache::kRegisters ? "registers"
+                  : s.cache == RowCache::kShared  ? "shared memory"
+                                                  : "re-read",
+                  s.online_sums.empty() ? "" : ", online sum", f.registers, s.registers_estimate);
     }
   }
 }
