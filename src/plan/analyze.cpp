@@ -888,6 +888,42 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       }
     }
   };
+  // Threads, warps, blocks or groups of blocks per row. Rows that are not contiguous (a
+  // BatchNorm's channel: its elements over the batch and the image, in runs of H x W) are
+  // walked one element at a time at their unraveled flat index (codegen's
+  // element_index_expr).
+  auto add_row_schedules = [&] {
+    for (int t = 2; t <= 16 && t / 2 < C; t *= 2) {
+      for (int b : {128, 256}) add_row_mapping(ScheduleKind::kSubWarpPerRow, t, b);
+    }
+    if (C > 16) {
+      for (int b : {128, 256}) add_row_mapping(ScheduleKind::kWarpPerRow, 32, b);
+    }
+    for (int t = 64; t <= 1024 && t / 2 < C; t *= 2) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
+    // Rows that split into whole 16-byte vectors over a block of another multiple of 32.
+    for (int t : vector_fitting_row_threads(g, spec)) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
+    // Groups of blocks per row, for rows too few or too long for a block each.
+    // Blocks of 256 or 512 threads: a split row keeps its slice bounds, group and parity live
+    // across the row loop, which the 64 registers of a 1024-thread block cannot spare (ptxas
+    // spills a 1024-thread 1x100000 softmax).
+    // Any group size up to 16: the one whose grid fills the device is rarely a power of two
+    // (64 rows in groups of 6 to 12 fill an H100's 132 SMs at 3 to 6 blocks each).
+    // Groups as large as the device: one, two or four blocks per SM shared by the groups
+    // resident at once, for rows so few and long that sixteen blocks each leave most SMs idle.
+    std::vector<int> group_sizes;
+    for (int blocks = 2; blocks <= 16; ++blocks) group_sizes.push_back(blocks);
+    for (int per_sm : {1, 2, 4}) {
+      for (int64_t resident = 1; resident <= std::min<int64_t>(R, 4); ++resident) {
+        const int64_t blocks = int64_t{in.arch.sm_count} * per_sm / resident;
+        if (blocks > 16 && std::find(group_sizes.begin(), group_sizes.end(), blocks) == group_sizes.end())
+          group_sizes.push_back(static_cast<int>(blocks));
+      }
+    }
+    for (int blocks : group_sizes) {
+      for (int t = 256; t <= 512 && int64_t{t} * blocks <= C; t *= 2)
+        add_row_mapping(ScheduleKind::kSplitRow, t, t, blocks);
+    }
+  };
   if (!has_reduction) {
     for (int b : {128, 256, 512}) mappings.push_back({ScheduleKind::kElementwise, 1, b});
   } else if (!spec.contiguous_rows || C == 1) {
@@ -920,37 +956,14 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       if (online) add_column_mappings(*online, PassLevels::kOnlineSums);
     }
     for (int b : {128, 256}) add_row_mapping(ScheduleKind::kThreadPerRow, 1, b);
+    // Only where the innermost axis is reduced: a row's consecutive columns are then
+    // consecutive in memory (in runs of the innermost reduced axes), so its threads' loads
+    // coalesce; down columns of a non-innermost axis, the column tile's do instead.
+    if (!spec.contiguous_rows && C > 1 &&
+        spec.reduced_axes.back() == static_cast<int64_t>(spec.domain.size()) - 1)
+      add_row_schedules();
   } else {
-    for (int t = 2; t <= 16 && t / 2 < C; t *= 2) {
-      for (int b : {128, 256}) add_row_mapping(ScheduleKind::kSubWarpPerRow, t, b);
-    }
-    if (C > 16) {
-      for (int b : {128, 256}) add_row_mapping(ScheduleKind::kWarpPerRow, 32, b);
-    }
-    for (int t = 64; t <= 1024 && t / 2 < C; t *= 2) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
-    // Rows that split into whole 16-byte vectors over a block of another multiple of 32.
-    for (int t : vector_fitting_row_threads(g, spec)) add_row_mapping(ScheduleKind::kBlockPerRow, t, t);
-    // Groups of blocks per row, for rows too few or too long for a block each.
-    // Blocks of 256 or 512 threads: a split row keeps its slice bounds, group and parity live
-    // across the row loop, which the 64 registers of a 1024-thread block cannot spare (ptxas
-    // spills a 1024-thread 1x100000 softmax).
-    // Any group size up to 16: the one whose grid fills the device is rarely a power of two
-    // (64 rows in groups of 6 to 12 fill an H100's 132 SMs at 3 to 6 blocks each).
-    // Groups as large as the device: one, two or four blocks per SM shared by the groups
-    // resident at once, for rows so few and long that sixteen blocks each leave most SMs idle.
-    std::vector<int> group_sizes;
-    for (int blocks = 2; blocks <= 16; ++blocks) group_sizes.push_back(blocks);
-    for (int per_sm : {1, 2, 4}) {
-      for (int64_t resident = 1; resident <= std::min<int64_t>(R, 4); ++resident) {
-        const int64_t blocks = int64_t{in.arch.sm_count} * per_sm / resident;
-        if (blocks > 16 && std::find(group_sizes.begin(), group_sizes.end(), blocks) == group_sizes.end())
-          group_sizes.push_back(static_cast<int>(blocks));
-      }
-    }
-    for (int blocks : group_sizes) {
-      for (int t = 256; t <= 512 && int64_t{t} * blocks <= C; t *= 2)
-        add_row_mapping(ScheduleKind::kSplitRow, t, t, blocks);
-    }
+    add_row_schedules();
   }
   add_partial_grids(0);
   // Whether the schedule applied to spec meets the constraint.

@@ -330,6 +330,18 @@ double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
   return element_bytes * std::min(4.0, std::max(1.0, static_cast<double>(s.elems_per_thread)));
 }
 
+int unraveled_axis_runs(const KernelSpec& s) {
+  int runs = 0, last_kind = -1;
+  for (size_t i = 0; i < s.domain.size(); ++i) {
+    if (s.domain[i] == 1) continue;
+    const int kind =
+        std::binary_search(s.reduced_axes.begin(), s.reduced_axes.end(), static_cast<int64_t>(i)) ? 1 : 0;
+    if (kind != last_kind) ++runs;
+    last_kind = kind;
+  }
+  return runs;
+}
+
 double instructions_per_element(const Graph& g, const KernelSpec& s) {
   const double domain = static_cast<double>(std::max<int64_t>(1, element_count(s.domain)));
   const int V = std::max(1, s.vector_width);
@@ -344,6 +356,11 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
     k += op_instructions(g, s, v) * static_cast<double>(element_count(n.dims)) / domain;
   }
   for (ValueId v : s.inlined) k += op_instructions(g, s, v);  // recomputed at each element
+  // Rows that are not contiguous: each element's flat index unraveled from the row and its
+  // column (codegen's element_index_expr), about four instructions per run of adjacent kept
+  // or reduced axes (a division by a constant, the remainder, the multiply-add).
+  if (!s.reduced_axes.empty() && !s.contiguous_rows && s.schedule != ScheduleKind::kColumnTile)
+    k += 4.0 * static_cast<double>(unraveled_axis_runs(s));
   // An online sum's step (codegen/column_passes_body.inc): exp(a - max) against the running
   // max, its guard, the max's comparison and branch (the rescale is rare), besides the
   // exp(a - max) the kernel computes again where it uses it.

@@ -61,6 +61,11 @@ double bytes_in_flight_per_thread(const Graph& graph, const KernelSpec& spec);
 // reduction combines included.
 double instructions_per_element(const Graph& graph, const KernelSpec& spec);
 
+// Runs of adjacent axes of one kind (kept or reduced) in the kernel's domain, axes of extent
+// 1 skipped: the coordinates a row kernel over rows that are not contiguous unravels each
+// element's flat index into.
+int unraveled_axis_runs(const KernelSpec& spec);
+
 // Estimated instructions of the kernel's code (not of a thread's run): each operation's
 // instructions times the copies the emitter writes of it, one per lane of a vector step and,
 // in a row kernel, one per pass and per unrolled step. NVRTC's compile time grows faster than

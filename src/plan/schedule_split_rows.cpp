@@ -15,7 +15,10 @@ const char* group_residency_name(GroupResidency r) {
 bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block_threads,
                    RowVectorAlignment alignment) {
   const Graph& g = *in.graph;
-  if (spec.reduced_axes.empty() || !spec.contiguous_rows || blocks < 2 || block_threads < 64) return false;
+  if (spec.reduced_axes.empty() || blocks < 2 || block_threads < 64) return false;
+  // Rows that are not contiguous only in runs along the innermost axis (coalesced loads).
+  if (!spec.contiguous_rows && spec.reduced_axes.back() != static_cast<int64_t>(spec.domain.size()) - 1)
+    return false;
   if (int64_t{blocks} * block_threads > kMaxGroupThreads) return false;
   // Slices are indexed in 32 bits (a longer row is gigabytes: 16 blocks would not fill a
   // device for it anyway, and its scratch could not join a workspace already at its limit).
@@ -28,7 +31,8 @@ bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block
   // row-start alignment the row must be made of whole vectors; shifted, each slice takes the
   // elements before its first vector boundary one at a time.
   const int64_t widest_vector = widest_row_vector(g, spec);  // 0: no element-shaped access
-  int64_t V = std::max<int64_t>(1, widest_vector);
+  // Rows that are not contiguous move one element at a time (their flat index unraveled).
+  int64_t V = spec.contiguous_rows ? std::max<int64_t>(1, widest_vector) : 1;
   const int64_t widest = widest_vector > 0 ? 16 / widest_vector : 0;  // bytes
   if (alignment == RowVectorAlignment::kShifted) {
     if (V == 1 || C % V == 0 || V * widest < 4) return false;

@@ -113,6 +113,54 @@ TEST(NvrtcCompile, RowKernelsAtTailAndOddShapesCompileWithoutSpills) {
   }
 }
 
+// Rows that are not contiguous (BatchNorm's channels over N, H and W; softmax over axes 0
+// and 2) compile for sm_80 and sm_90 without spills, within the occupancy their grids were
+// sized for (split rows wait for their groups: every planned block must fit).
+TEST(NvrtcCompile, StridedRowKernelsCompileWithinTheirOccupancy) {
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  std::vector<KernelSpec> specs;
+  std::vector<Graph> graphs;
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    graphs.push_back(testing::batch_norm_training({32, 64, 56, 56}, t));
+    graphs.push_back(testing::batch_norm_training({256, 256, 14, 14}, t));
+    graphs.push_back(
+        testing::column_pass_graph(testing::ColumnPassGraph::kSoftmax, t, {64, 128, 512}, {0, 2}));
+  }
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    for (int sm : {80, 90}) {
+      const FusionPlan p = plan(graphs[i], FusionPolicy::kStitch, sm);
+      for (const PlannedKernel& k : p.kernels) {
+        if (k.spec.reduced_axes.empty() || k.spec.contiguous_rows) continue;
+        EXPECT_NE(k.spec.schedule, ScheduleKind::kThreadPerRow) << dump_plan(graphs[i], p);
+        jit::CompileRequest r;
+        r.source = std::string(kernel_prelude()) + emit_kernel(graphs[i], k);
+        r.name = "strided_rows.cu";
+        r.arch = sm;
+        requests.push_back(r);
+        specs.push_back(k.spec);
+        labels.push_back("graph " + std::to_string(i) + " " + k.name + " sm_" + std::to_string(sm));
+      }
+    }
+  }
+  ASSERT_GE(requests.size(), graphs.size() * 2);
+  std::vector<jit::ModulePtr> modules;
+  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    const ArchParams arch = *arch_params(requests[i].arch);
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      if (!f.entry) continue;
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+      const Occupancy real = occupancy(arch, specs[i].block_threads, f.registers,
+                                       static_cast<size_t>(f.shared_bytes) + specs[i].dynamic_shared_bytes);
+      EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm)
+          << f.registers << " registers (estimated " << specs[i].registers_estimate << ")";
+    }
+  }
+}
+
 TEST(NvrtcCompile, EveryPolicyAndDtypeCompiles) {
   std::vector<jit::CompileRequest> requests;
   for (const auto& c : testing::canonical_graphs()) {

@@ -129,6 +129,32 @@ Graph group_norm(const GroupNormShape& s, DType dtype, GroupNormExtras extras) {
   return g;
 }
 
+Graph batch_norm_training(const Dims& nchw, DType dtype) {
+  if (nchw.size() != 4) throw std::invalid_argument("batch_norm_training takes [n, c, h, w]");
+  Graph g;
+  const int64_t c = nchw[1];
+  auto in_f32 = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, DType::kF32) : v; };
+  auto out = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, dtype) : v; };
+  const DType compute = low_precision(dtype) ? DType::kF32 : dtype;
+  const ValueId x = in_f32(build_input(g, "x", dtype, nchw));
+  const ValueId gamma = in_f32(build_input(g, "gamma", dtype, {c, 1, 1}));
+  const ValueId beta = in_f32(build_input(g, "beta", dtype, {c, 1, 1}));
+  const std::vector<int64_t> axes = {0, 2, 3};
+  const ValueId mean = build_reduce(g, OpKind::kReduceMean, x, axes, true);
+  const ValueId xc = build_binary(g, OpKind::kSub, x, build_broadcast(g, mean, nchw));
+  const ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, xc, xc), axes, true);
+  const ValueId eps = build_broadcast(g, build_constant_f64(g, compute, 1e-5), {1, c, 1, 1});
+  const ValueId rstd = build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps));
+  const ValueId xhat = build_binary(g, OpKind::kMul, xc, build_broadcast(g, rstd, nchw));
+  const ValueId y =
+      build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, xhat, build_broadcast(g, gamma, nchw)),
+                   build_broadcast(g, beta, nchw));
+  build_output(g, "y", out(y));
+  build_output(g, "mean", out(mean));
+  build_output(g, "var", out(var));
+  return g;
+}
+
 namespace {
 
 // A graph of [rows, cols] named `name` at benchmark shape `dims`, built by `build`.
@@ -163,6 +189,7 @@ const std::vector<ShapedGraph>& reduction_graphs() {
          if (dims.size() != 3) throw std::invalid_argument("group_norm takes [n, channels, hw]");
          return group_norm({dims[0], dims[1], dims[2], kBenchmarkGroups}, dtype);
        }},
+      {"batch_norm", {32, 64, 56, 56}, {4, 16, 8, 8}, batch_norm_training},
   };
   return graphs;
 }

@@ -50,14 +50,21 @@ struct GroupNormShape {
 };
 enum class GroupNormExtras { kNone, kResidualAndMean };
 Graph group_norm(const GroupNormShape& shape, DType dtype, GroupNormExtras extras = GroupNormExtras::kNone);
+// BatchNorm's training forward over x [N, C, H, W]: the batch statistics of each channel
+// (mean and biased variance over N, H and W: axes 0, 2 and 3, not one contiguous run), then
+// y = (x - mean) * rsqrt(var + 1e-5) * gamma + beta with gamma and beta [C, 1, 1]. Outputs y,
+// and the mean and variance [1, C, 1, 1] a framework folds into its running statistics.
+// 16-bit inputs computed in f32.
+Graph batch_norm_training(const Dims& nchw, DType dtype);
+
 // The groups of the benchmarks' GroupNorm (as in most vision models).
 inline constexpr int64_t kBenchmarkGroups = 32;
 
 // bias_grad_column_sum at [8192, 1024], middle_axis_sum at [64, 4096, 64], column_softmax
-// at [4096, 1024] and (column_softmax_large) at [16384, 768], layer_norm_backward and rms_norm_backward at
-// [8192, 1024], and group_norm (32 groups) at [8, 512, 4096] (dims are x's; their other inputs follow from
-// them); in the
-// --check mode at [256, 1024] or [8, 256, 64].
+// at [4096, 1024] and (column_softmax_large) at [16384, 768], layer_norm_backward and
+// rms_norm_backward at [8192, 1024], group_norm (32 groups) at [8, 512, 4096] and batch_norm
+// (batch_norm_training) at [32, 64, 56, 56] (dims are x's; their other inputs follow from
+// them); in the --check mode at [256, 1024], [8, 256, 64] or [4, 16, 8, 8].
 const std::vector<ShapedGraph>& reduction_graphs();
 
 }  // namespace fstitch::testing

@@ -1,0 +1,75 @@
+// Rows that are not contiguous: reductions over axes that are not one run at the end of the
+// domain, such as a BatchNorm's channels (axes 0, 2 and 3 of [N, C, H, W]), run as row
+// schedules (warps, blocks and groups of blocks per row) that unravel each element's flat
+// index from its row and column. Against the reference in both thread orders, on the H100's
+// parameters and on a device of four SMs (whose few blocks split the rows across groups).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/reduction_graphs.hpp"
+#include "differential/harness.hpp"
+
+namespace fstitch::testing {
+namespace {
+
+std::string dims_label(const Dims& dims) {
+  std::string s;
+  for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+TEST(StridedRows, BatchNormAndReductionsOverSplitAxesMatchTheReference) {
+  ArchParams few_sms = *arch_params(90);
+  few_sms.sm_count = 4;
+  std::vector<DiffCase> cases;
+  uint64_t seed = 12100;
+  const std::vector<DType> types = {DType::kF32, DType::kBF16, DType::kF16};
+  size_t turn = 0;
+  auto add = [&](const std::string& label, Graph g, bool small_device) {
+    DiffCase c;
+    c.label = label + (small_device ? ", 4 SMs" : "");
+    c.reproduce = "fstitch_differential_tests --gtest_filter='StridedRows.*'";
+    c.graph = std::make_shared<const Graph>(std::move(g));
+    c.data_seed = ++seed;
+    if (small_device) c.device = few_sms;
+    cases.push_back(std::move(c));
+  };
+  for (const Dims& nchw : std::vector<Dims>{{4, 8, 12, 12}, {2, 3, 5, 7}, {8, 16, 28, 28}, {16, 32, 7, 7}}) {
+    for (bool small_device : {false, true}) {
+      const DType t = types[turn++ % types.size()];
+      add("batch_norm_training " + dims_label(nchw) + " " + dtype_name(t), batch_norm_training(nchw, t),
+          small_device);
+    }
+  }
+  const std::vector<ColumnPassGraph> kinds = {ColumnPassGraph::kSoftmax, ColumnPassGraph::kLogSoftmax,
+                                              ColumnPassGraph::kNormalize, ColumnPassGraph::kCentered};
+  for (const auto& [dims, axes] : std::vector<std::pair<Dims, std::vector<int64_t>>>{
+           {{16, 24, 40}, {0, 2}}, {{3, 5, 7, 9}, {0, 2}}, {{6, 10, 4, 50}, {1, 3}}}) {
+    for (ColumnPassGraph kind : kinds) {
+      const DType t = types[turn++ % types.size()];
+      add(std::string(column_pass_graph_name(kind)) + " over axes " + std::to_string(axes[0]) + " and " +
+              std::to_string(axes[1]) + " of " + dims_label(dims) + " " + dtype_name(t),
+          column_pass_graph(kind, t, dims, axes), turn % 2 == 0);
+    }
+  }
+  // The schedules these plans take: rows of warps, blocks and split groups must all appear.
+  std::set<ScheduleKind> schedules;
+  for (const DiffCase& c : cases) {
+    FusionOptions options;
+    options.device = c.device;
+    const FusionPlan p = plan_fusion(*c.graph, options);
+    for (const PlannedKernel& k : p.kernels) {
+      if (!k.spec.reduced_axes.empty() && !k.spec.contiguous_rows) schedules.insert(k.spec.schedule);
+    }
+  }
+  EXPECT_TRUE(schedules.count(ScheduleKind::kSplitRow));
+  EXPECT_TRUE(schedules.count(ScheduleKind::kBlockPerRow) || schedules.count(ScheduleKind::kWarpPerRow) ||
+              schedules.count(ScheduleKind::kSubWarpPerRow));
+  for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
+}
+
+}  // namespace
+}  // namespace fstitch::testing

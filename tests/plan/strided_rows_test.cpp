@@ -1,0 +1,48 @@
+// Reductions whose rows are not contiguous (a BatchNorm's channels: axes 0, 2 and 3 of
+// [N, C, H, W]) get the row schedules, their elements' flat indices unraveled, instead of a
+// thread walking each row.
+#include <gtest/gtest.h>
+
+#include "common/reduction_graphs.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/plan.hpp"
+#include "plan/plan_test_util.hpp"
+
+namespace fstitch {
+namespace {
+
+// ResNet-50's first BatchNorm at batch 32: one kernel at the lower bound (x read once, y
+// written once: the rows of 100352 elements kept on chip across the two passes by groups
+// of blocks), on every SM.
+TEST(StridedRows, BatchNormIsOneKernelAtTheLowerBound) {
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    const Graph g = testing::batch_norm_training({32, 64, 56, 56}, t);
+    const FusionPlan p = testing::plan(g);
+    ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+    const KernelSpec& s = p.kernels[0].spec;
+    EXPECT_FALSE(s.contiguous_rows);
+    EXPECT_NE(s.schedule, ScheduleKind::kThreadPerRow) << dump_plan(g, p);
+    EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
+    EXPECT_GE(s.grid_blocks, p.arch.sm_count) << dump_plan(g, p);
+    // Memory bound by the model: the estimate within twice the lower bound's copy time.
+    const double copy =
+        static_cast<double>(p.lower_bound_bytes) / (p.arch.dram_bandwidth * p.arch.copy_efficiency);
+    EXPECT_LT(p.est_seconds, 2 * copy + p.arch.launch_overhead_seconds) << dump_plan(g, p);
+  }
+}
+
+// The unraveled index: one coordinate per run of adjacent kept or reduced axes.
+TEST(StridedRows, AdjacentAxesOfOneKindUnravelAsOne) {
+  KernelSpec s;
+  s.domain = {32, 64, 56, 56};
+  s.reduced_axes = {0, 2, 3};
+  EXPECT_EQ(unraveled_axis_runs(s), 3);  // [32] reduced, [64] kept, [56 x 56] reduced
+  s.domain = {1, 64, 56, 56};
+  EXPECT_EQ(unraveled_axis_runs(s), 2);  // an axis of 1 adds nothing
+  s.domain = {8, 4, 6};
+  s.reduced_axes = {0, 2};
+  EXPECT_EQ(unraveled_axis_runs(s), 3);
+}
+
+}  // namespace
+}  // namespace fstitch
