@@ -332,9 +332,11 @@ TEST(GpuBenchCases, ShapedGraphsBuildAtTheirShapesInTheirDtypes) {
 TEST(GpuBenchReferenceRows, ShapedGraphsAreCheckedWholeUpToTheLimit) {
   ContextHandle context = host_context();
   for (const testing::ShapedGraph& reduction : shaped_graphs()) {
-    // 64 channels: GroupNorm's 32 groups of two; three tensors of an optimizer.
+    // 64 channels: GroupNorm's 32 groups of two; a BatchNorm of four channels; three tensors
+    // of an optimizer.
     const Dims dims = reduction.dims.size() == 2   ? Dims{8, 16}
                       : reduction.dims.size() == 3 ? Dims{2, 64, 4}
+                      : reduction.dims.size() == 4 ? Dims{2, 4, 3, 5}
                                                    : Dims{3};
     const CaseSpec spec = shaped_case(reduction.name, dims, DType::kF32);
     const Graph built = reduction.build(dims, DType::kF32);
