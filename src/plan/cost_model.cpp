@@ -356,11 +356,11 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
     k += op_instructions(g, s, v) * static_cast<double>(element_count(n.dims)) / domain;
   }
   for (ValueId v : s.inlined) k += op_instructions(g, s, v);  // recomputed at each element
-  // Rows that are not contiguous: each element's flat index unraveled from the row and its
-  // column (codegen's element_index_expr), about four instructions per run of adjacent kept
-  // or reduced axes (a division by a constant, the remainder, the multiply-add).
+  // Rows that are not contiguous: each element's (or vector's) flat index unraveled from the
+  // row and its column (codegen's element_index_of), about four instructions per run of
+  // adjacent kept or reduced axes (a division by a constant, the remainder, the multiply-add).
   if (!s.reduced_axes.empty() && !s.contiguous_rows && s.schedule != ScheduleKind::kColumnTile)
-    k += 4.0 * static_cast<double>(unraveled_axis_runs(s));
+    k += 4.0 * static_cast<double>(unraveled_axis_runs(s)) / std::max(1, s.vector_width);
   // An online sum's step (codegen/column_passes_body.inc): exp(a - max) against the running
   // max, its guard, the max's comparison and branch (the rescale is rare), besides the
   // exp(a - max) the kernel computes again where it uses it.

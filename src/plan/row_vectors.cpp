@@ -36,9 +36,19 @@ int64_t shifted_row_slots(int64_t cols, int64_t threads, int vector) {
   return (vectors + T - 1) / T * V + (2 * (V - 1) + T - 1) / T;
 }
 
+int64_t innermost_row_run(const KernelSpec& spec) {
+  if (spec.contiguous_rows) return spec.cols;
+  int64_t run = 1;
+  int64_t axis = static_cast<int64_t>(spec.domain.size()) - 1;
+  for (auto it = spec.reduced_axes.rbegin(); it != spec.reduced_axes.rend() && *it == axis; ++it, --axis)
+    run *= spec.domain[static_cast<size_t>(axis)];
+  return axis == static_cast<int64_t>(spec.domain.size()) - 1 ? 0 : run;
+}
+
 int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment alignment) {
-  if (spec.reduced_axes.empty() || !spec.contiguous_rows || spec.schedule == ScheduleKind::kThreadPerRow)
-    return 1;
+  if (spec.reduced_axes.empty() || spec.schedule == ScheduleKind::kThreadPerRow) return 1;
+  const int64_t run = innermost_row_run(spec);
+  if (!spec.contiguous_rows && (run == 0 || alignment == RowVectorAlignment::kShifted)) return 1;
   const size_t widest = widest_row_access(g, spec);
   if (widest == 0 || widest > 16) return 1;
   const int64_t T = spec.threads_per_row;
@@ -50,7 +60,7 @@ int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment 
     return applies ? static_cast<int>(V) : 1;
   }
   auto fits = [&](int64_t width) {
-    if (spec.cols % width != 0) return false;
+    if (spec.cols % width != 0 || run % width != 0) return false;
     const int64_t vectors = spec.cols / width;
     return (vectors + T - 1) / T * width <= spec.elems_per_thread;
   };

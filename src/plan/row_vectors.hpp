@@ -20,9 +20,17 @@ int64_t widest_row_vector(const Graph& g, const KernelSpec& spec);
 //   one the scalar mapping has);
 // - kShifted: widest_row_vector itself when cols is not a multiple of it and every row has
 //   a whole vector (cols >= 2V - 1), else 1 (the row-start alignment covers the rest).
-// 1 when the rows are not contiguous, the kernel is elementwise, or a vector of the widest
-// type would span fewer than 4 bytes.
+// Rows that are not contiguous take vectors that divide their innermost run
+// (innermost_row_run), row-start aligned only. 1 when the rows are not contiguous and the
+// innermost axis is kept, the kernel is elementwise, or a vector of the widest type would
+// span fewer than 4 bytes.
 int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment alignment);
+
+// The consecutive elements a row of a reduction kernel holds in memory at a time: the whole
+// row when rows are contiguous, else the extent of the run of reduced axes that ends the
+// domain (a BatchNorm's H x W), 0 when the innermost axis is kept. A vector that divides it
+// stays within one run, and starts at a multiple of its width in the flat index.
+int64_t innermost_row_run(const KernelSpec& spec);
 
 // The elements a thread holds in one pass over `cols` columns (a row, or a split row's slice)
 // of shifted vectors of V with T threads: its whole vectors, at most ceil(cols / V / T), and

@@ -31,8 +31,13 @@ bool fit_split_row(const PlanInputs& in, KernelSpec& spec, int blocks, int block
   // row-start alignment the row must be made of whole vectors; shifted, each slice takes the
   // elements before its first vector boundary one at a time.
   const int64_t widest_vector = widest_row_vector(g, spec);  // 0: no element-shaped access
-  // Rows that are not contiguous move one element at a time (their flat index unraveled).
-  int64_t V = spec.contiguous_rows ? std::max<int64_t>(1, widest_vector) : 1;
+  int64_t V = std::max<int64_t>(1, widest_vector);
+  // Rows that are not contiguous: vectors within the runs of their innermost axes, aligned
+  // at each run's start.
+  if (!spec.contiguous_rows) {
+    if (alignment == RowVectorAlignment::kShifted) return false;
+    while (V > 1 && innermost_row_run(spec) % V != 0) V /= 2;
+  }
   const int64_t widest = widest_vector > 0 ? 16 / widest_vector : 0;  // bytes
   if (alignment == RowVectorAlignment::kShifted) {
     if (V == 1 || C % V == 0 || V * widest < 4) return false;

@@ -1,8 +1,9 @@
 // Rows that are not contiguous: reductions over axes that are not one run at the end of the
 // domain, such as a BatchNorm's channels (axes 0, 2 and 3 of [N, C, H, W]), run as row
-// schedules (warps, blocks and groups of blocks per row) that unravel each element's flat
-// index from its row and column. Against the reference in both thread orders, on the H100's
-// parameters and on a device of four SMs (whose few blocks split the rows across groups).
+// schedules (warps, blocks and groups of blocks per row) that unravel each element's (or
+// each vector's, within a run of the innermost axes) flat index from its row and column. Against the
+// reference in both thread orders, on the H100's parameters and on a device of four SMs (whose few blocks
+// split the rows across groups).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -56,15 +57,22 @@ TEST(StridedRows, BatchNormAndReductionsOverSplitAxesMatchTheReference) {
     }
   }
   // The schedules these plans take: rows of warps, blocks and split groups must all appear.
+  // Vectors within the innermost runs (H x W of 144 or 784; 40 and 50 columns) and single
+  // elements where no vector divides them (35, 49) must both appear.
   std::set<ScheduleKind> schedules;
+  std::set<int> vectors;
   for (const DiffCase& c : cases) {
     FusionOptions options;
     options.device = c.device;
     const FusionPlan p = plan_fusion(*c.graph, options);
     for (const PlannedKernel& k : p.kernels) {
-      if (!k.spec.reduced_axes.empty() && !k.spec.contiguous_rows) schedules.insert(k.spec.schedule);
+      if (k.spec.reduced_axes.empty() || k.spec.contiguous_rows) continue;
+      schedules.insert(k.spec.schedule);
+      vectors.insert(k.spec.vector_width);
     }
   }
+  EXPECT_TRUE(vectors.count(1));
+  EXPECT_TRUE(vectors.count(4) || vectors.count(8));
   EXPECT_TRUE(schedules.count(ScheduleKind::kSplitRow));
   EXPECT_TRUE(schedules.count(ScheduleKind::kBlockPerRow) || schedules.count(ScheduleKind::kWarpPerRow) ||
               schedules.count(ScheduleKind::kSubWarpPerRow));

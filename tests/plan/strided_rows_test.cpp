@@ -13,7 +13,7 @@ namespace {
 
 // ResNet-50's first BatchNorm at batch 32: one kernel at the lower bound (x read once, y
 // written once: the rows of 100352 elements kept on chip across the two passes by groups
-// of blocks), on every SM.
+// of blocks), on every SM, in 16-byte vectors.
 TEST(StridedRows, BatchNormIsOneKernelAtTheLowerBound) {
   for (DType t : {DType::kF32, DType::kBF16}) {
     const Graph g = testing::batch_norm_training({32, 64, 56, 56}, t);
@@ -24,6 +24,8 @@ TEST(StridedRows, BatchNormIsOneKernelAtTheLowerBound) {
     EXPECT_NE(s.schedule, ScheduleKind::kThreadPerRow) << dump_plan(g, p);
     EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
     EXPECT_GE(s.grid_blocks, p.arch.sm_count) << dump_plan(g, p);
+    // 16-byte vectors within the runs of H x W = 3136 elements.
+    EXPECT_EQ(s.vector_width * static_cast<int>(dtype_size(t)), 16) << dump_plan(g, p);
     // Memory bound by the model: the estimate within twice the lower bound's copy time.
     const double copy =
         static_cast<double>(p.lower_bound_bytes) / (p.arch.dram_bandwidth * p.arch.copy_efficiency);
