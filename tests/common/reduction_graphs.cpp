@@ -155,6 +155,34 @@ Graph batch_norm_training(const Dims& nchw, DType dtype) {
   return g;
 }
 
+Graph batch_norm_backward(const Dims& nchw, DType dtype) {
+  if (nchw.size() != 4) throw std::invalid_argument("batch_norm_backward takes [n, c, h, w]");
+  Graph g;
+  const int64_t c = nchw[1];
+  const Dims stats = {1, c, 1, 1};
+  auto in_f32 = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, DType::kF32) : v; };
+  auto out = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, dtype) : v; };
+  const ValueId x = in_f32(build_input(g, "x", dtype, nchw));
+  const ValueId dy = in_f32(build_input(g, "dy", dtype, nchw));
+  const ValueId mean = in_f32(build_input(g, "mean", dtype, stats));
+  const ValueId rstd = in_f32(build_input(g, "rstd", dtype, stats));
+  const ValueId gamma = in_f32(build_input(g, "gamma", dtype, {c, 1, 1}));
+  const std::vector<int64_t> axes = {0, 2, 3};
+  auto spread = [&](ValueId v) { return build_broadcast(g, v, nchw); };
+  const ValueId xhat =
+      build_binary(g, OpKind::kMul, build_binary(g, OpKind::kSub, x, spread(mean)), spread(rstd));
+  const ValueId dy_xhat = build_binary(g, OpKind::kMul, dy, xhat);
+  const ValueId inner = build_binary(
+      g, OpKind::kSub,
+      build_binary(g, OpKind::kSub, dy, spread(build_reduce(g, OpKind::kReduceMean, dy, axes, true))),
+      build_binary(g, OpKind::kMul, xhat, spread(build_reduce(g, OpKind::kReduceMean, dy_xhat, axes, true))));
+  const ValueId scale = build_binary(g, OpKind::kMul, rstd, build_reshape(g, gamma, stats));
+  build_output(g, "dx", out(build_binary(g, OpKind::kMul, inner, spread(scale))));
+  build_output(g, "dgamma", out(build_reduce(g, OpKind::kReduceSum, dy_xhat, axes, false)));
+  build_output(g, "dbeta", out(build_reduce(g, OpKind::kReduceSum, dy, axes, false)));
+  return g;
+}
+
 namespace {
 
 // A graph of [rows, cols] named `name` at benchmark shape `dims`, built by `build`.

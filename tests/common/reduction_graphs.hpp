@@ -57,6 +57,12 @@ Graph group_norm(const GroupNormShape& shape, DType dtype, GroupNormExtras extra
 // 16-bit inputs computed in f32.
 Graph batch_norm_training(const Dims& nchw, DType dtype);
 
+// Its backward: from x, dy, the saved mean and rstd [1, C, 1, 1] and gamma [C, 1, 1], with
+// xhat = (x - mean) * rstd: dx = gamma * rstd * (dy - mean(dy) - xhat * mean(dy * xhat)),
+// dgamma = sum(dy * xhat) and dbeta = sum(dy), the means and sums over axes 0, 2 and 3 (dgamma
+// and dbeta [C]). 16-bit inputs computed in f32.
+Graph batch_norm_backward(const Dims& nchw, DType dtype);
+
 // The groups of the benchmarks' GroupNorm (as in most vision models).
 inline constexpr int64_t kBenchmarkGroups = 32;
 

@@ -43,6 +43,8 @@ TEST(StridedRows, BatchNormAndReductionsOverSplitAxesMatchTheReference) {
       const DType t = types[turn++ % types.size()];
       add("batch_norm_training " + dims_label(nchw) + " " + dtype_name(t), batch_norm_training(nchw, t),
           small_device);
+      add("batch_norm_backward " + dims_label(nchw) + " " + dtype_name(t), batch_norm_backward(nchw, t),
+          !small_device);
     }
   }
   const std::vector<ColumnPassGraph> kinds = {ColumnPassGraph::kSoftmax, ColumnPassGraph::kLogSoftmax,

@@ -33,6 +33,19 @@ TEST(StridedRows, BatchNormIsOneKernelAtTheLowerBound) {
   }
 }
 
+// Its backward reads x and dy once and writes dx once (dgamma and dbeta are the same
+// kernel's per-channel reductions).
+TEST(StridedRows, BatchNormBackwardReadsXAndDyOnce) {
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    const Graph g = testing::batch_norm_backward({32, 64, 56, 56}, t);
+    const FusionPlan p = testing::plan(g);
+    ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+    EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
+    // Nine in ten SMs at least (64 channels in groups of two blocks: 128 of 132).
+    EXPECT_GE(static_cast<double>(p.kernels[0].spec.grid_blocks), 0.9 * p.arch.sm_count) << dump_plan(g, p);
+  }
+}
+
 // The unraveled index: one coordinate per run of adjacent kept or reduced axes.
 TEST(StridedRows, AdjacentAxesOfOneKindUnravelAsOne) {
   KernelSpec s;
