@@ -522,11 +522,11 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   // A reshape keeps each element's flat index, and so does an elementwise operation on what
   // it gives: such a value of the domain's element count, computed from element values, is
   // read and written at the element's flat index like a value of the domain's dims
-  // (GroupNorm: statistics over [N, G, C/G x HW], the affine over [N, C, HW]). Rows must be
-  // contiguous, where the flat index is row x cols + c.
+  // (GroupNorm: statistics over [N, G, C/G x HW], the affine over [N, C, HW]; channels last,
+  // over [N, HW, G, C/G] and [N, HW, C]). Every schedule computes an element's flat index in
+  // the domain's row-major layout, contiguous rows or not.
   auto flat_element = [&](const Node& n) {
-    if (!has_reduction || !spec.contiguous_rows || element_count(n.dims) != element_count(spec.domain))
-      return false;
+    if (!has_reduction || element_count(n.dims) != element_count(spec.domain)) return false;
     if (!is_elementwise(n.op) && n.op != OpKind::kReshape) return false;
     for (ValueId op : n.operands) {
       const int k = index(op);

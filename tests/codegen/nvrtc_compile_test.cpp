@@ -32,6 +32,35 @@ jit::KernelCache& cache() {
   return c;
 }
 
+// Compiles each request (kernel i planned as specs[i]) and checks its entry points: no spills
+// and no stack frame, the shared memory within the device's per-block limit, and the compiled
+// registers and shared memory (static, and the plan's dynamic share) allow the blocks per SM
+// the grid was sized for. Returns the modules, for what a test prints or checks besides.
+std::vector<jit::ModulePtr> expect_within_planned_occupancy(const std::vector<jit::CompileRequest>& requests,
+                                                            const std::vector<KernelSpec>& specs,
+                                                            const std::vector<std::string>& labels) {
+  std::vector<jit::ModulePtr> modules;
+  EXPECT_NO_THROW(modules = cache().compile_all(requests));
+  EXPECT_EQ(modules.size(), requests.size());
+  for (size_t i = 0; i < modules.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    const ArchParams arch = *arch_params(requests[i].arch);
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      if (!f.entry) continue;
+      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
+      EXPECT_EQ(f.spill_load_bytes, 0) << f.name;
+      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
+      const size_t shared = static_cast<size_t>(f.shared_bytes) + specs[i].dynamic_shared_bytes;
+      EXPECT_LE(shared, static_cast<size_t>(arch.max_shared_bytes_per_block));
+      const Occupancy real = occupancy(arch, specs[i].block_threads, f.registers, shared);
+      EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm)
+          << f.registers << " registers (estimated " << specs[i].registers_estimate << "); the grid assumed "
+          << specs[i].planned_blocks_per_sm << " blocks per SM";
+    }
+  }
+  return modules;
+}
+
 FusionPlan plan(const Graph& g, FusionPolicy policy, int sm) {
   FusionOptions o;
   o.policy = policy;
@@ -144,21 +173,7 @@ TEST(NvrtcCompile, StridedRowKernelsCompileWithinTheirOccupancy) {
     }
   }
   ASSERT_GE(requests.size(), graphs.size() * 2);
-  std::vector<jit::ModulePtr> modules;
-  ASSERT_NO_THROW(modules = cache().compile_all(requests));
-  for (size_t i = 0; i < modules.size(); ++i) {
-    SCOPED_TRACE(labels[i]);
-    const ArchParams arch = *arch_params(requests[i].arch);
-    for (const jit::FunctionResources& f : modules[i]->resources) {
-      if (!f.entry) continue;
-      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
-      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
-      const Occupancy real = occupancy(arch, specs[i].block_threads, f.registers,
-                                       static_cast<size_t>(f.shared_bytes) + specs[i].dynamic_shared_bytes);
-      EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm)
-          << f.registers << " registers (estimated " << specs[i].registers_estimate << ")";
-    }
-  }
+  expect_within_planned_occupancy(requests, specs, labels);
 }
 
 TEST(NvrtcCompile, EveryPolicyAndDtypeCompiles) {
@@ -413,26 +428,10 @@ TEST(NvrtcCompile, ColumnPassKernelsCompileWithinTheirOccupancy) {
   EXPECT_TRUE(std::any_of(specs.begin(), specs.end(), [](const KernelSpec& s) {
     return s.cache == RowCache::kShared && s.column.shared_rows < s.column.rows_per_thread;
   }));
-  std::vector<jit::ModulePtr> modules;
-  ASSERT_NO_THROW(modules = cache().compile_all(requests));
+  const std::vector<jit::ModulePtr> modules = expect_within_planned_occupancy(requests, specs, labels);
   for (size_t i = 0; i < modules.size(); ++i) {
-    SCOPED_TRACE(labels[i]);
-    const ArchParams arch = *arch_params(requests[i].arch);
     for (const jit::FunctionResources& f : modules[i]->resources) {
       if (!f.entry) continue;
-      EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
-      EXPECT_EQ(f.spill_load_bytes, 0) << f.name;
-      EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
-      // The compiled static shared memory and the planned dynamic share allow it too.
-      const Occupancy real = occupancy(arch, specs[i].block_threads, f.registers,
-                                       static_cast<size_t>(f.shared_bytes) + specs[i].dynamic_shared_bytes);
-      if (specs[i].cache == RowCache::kShared) {
-        EXPECT_LE(static_cast<size_t>(f.shared_bytes) + specs[i].dynamic_shared_bytes,
-                  static_cast<size_t>(arch.max_shared_bytes_per_block));
-      }
-      EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm)
-          << f.registers << " registers (estimated " << specs[i].registers_estimate << "); the grid assumed "
-          << specs[i].planned_blocks_per_sm << " blocks per SM";
       const KernelSpec& s = specs[i];
       std::printf("[ column passes ] %s, %d threads, %s%s: %d registers, estimated %d\n", labels[i].c_str(),
                   s.block_threads,

@@ -129,6 +129,33 @@ Graph group_norm(const GroupNormShape& s, DType dtype, GroupNormExtras extras) {
   return g;
 }
 
+Graph group_norm_channels_last(const GroupNormShape& s, DType dtype) {
+  if (s.groups < 1 || s.c % s.groups != 0)
+    throw std::invalid_argument("group_norm_channels_last: the channels must split into whole groups");
+  Graph g;
+  const Dims dims = {s.n, s.hw, s.c};
+  const Dims view = {s.n, s.hw, s.groups, s.c / s.groups};
+  auto in_f32 = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, DType::kF32) : v; };
+  const DType compute = low_precision(dtype) ? DType::kF32 : dtype;
+  const ValueId x = in_f32(build_input(g, "x", dtype, dims));
+  const ValueId gamma = in_f32(build_input(g, "gamma", dtype, {s.c}));
+  const ValueId beta = in_f32(build_input(g, "beta", dtype, {s.c}));
+  const ValueId xv = build_reshape(g, x, view);
+  const std::vector<int64_t> axes = {1, 3};
+  const ValueId mean = build_reduce(g, OpKind::kReduceMean, xv, axes, true);
+  const ValueId xc = build_binary(g, OpKind::kSub, xv, build_broadcast(g, mean, view));
+  const ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, xc, xc), axes, true);
+  const ValueId eps = build_broadcast(g, build_constant_f64(g, compute, 1e-5), {s.n, 1, s.groups, 1});
+  const ValueId rstd = build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps));
+  const ValueId xhat =
+      build_reshape(g, build_binary(g, OpKind::kMul, xc, build_broadcast(g, rstd, view)), dims);
+  const ValueId y =
+      build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, xhat, build_broadcast(g, gamma, dims)),
+                   build_broadcast(g, beta, dims));
+  build_output(g, "y", low_precision(dtype) ? build_cast(g, y, dtype) : y);
+  return g;
+}
+
 Graph batch_norm_training(const Dims& nchw, DType dtype) {
   if (nchw.size() != 4) throw std::invalid_argument("batch_norm_training takes [n, c, h, w]");
   Graph g;

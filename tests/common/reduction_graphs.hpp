@@ -63,6 +63,11 @@ Graph batch_norm_training(const Dims& nchw, DType dtype);
 // and dbeta [C]). 16-bit inputs computed in f32.
 Graph batch_norm_backward(const Dims& nchw, DType dtype);
 
+// GroupNorm of channels-last x [N, HW, C]: the statistics over [N, HW, G, C/G] (axes 1 and
+// 3, not one run), the affine (gamma and beta [C]) over [N, HW, C]. 16-bit inputs computed in
+// f32.
+Graph group_norm_channels_last(const GroupNormShape& shape, DType dtype);
+
 // The groups of the benchmarks' GroupNorm (as in most vision models).
 inline constexpr int64_t kBenchmarkGroups = 32;
 

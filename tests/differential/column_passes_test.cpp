@@ -24,12 +24,6 @@
 namespace fstitch::testing {
 namespace {
 
-std::string shape_text(const Dims& dims) {
-  std::string s;
-  for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
-
 TEST(ColumnPasses, SoftmaxAndNormalizationOverLeadingAndMiddleAxes) {
   const std::vector<std::pair<Dims, std::vector<int64_t>>> shapes = {
       {{4096, 256}, {0}},     {{1000, 33}, {0}},     {{33, 1000}, {0}},   {{4097, 7}, {0}},
@@ -46,7 +40,7 @@ TEST(ColumnPasses, SoftmaxAndNormalizationOverLeadingAndMiddleAxes) {
     for (ColumnPassGraph kind : kinds) {
       const DType t = types[turn++ % types.size()];
       DiffCase c;
-      c.label = std::string(column_pass_graph_name(kind)) + " over " + shape_text(dims) + " " + dtype_name(t);
+      c.label = std::string(column_pass_graph_name(kind)) + " over " + dims_text(dims) + " " + dtype_name(t);
       c.reproduce = "fstitch_differential_tests --gtest_filter='ColumnPasses.*'";
       c.graph = std::make_shared<const Graph>(column_pass_graph(kind, t, dims, axes));
       c.data_seed = ++seed;
@@ -62,7 +56,7 @@ TEST(ColumnPasses, SoftmaxAndNormalizationOverLeadingAndMiddleAxes) {
     for (ColumnPassGraph kind : kinds) {
       for (DType t : {DType::kF32, DType::kBF16}) {
         DiffCase c;
-        c.label = std::string(column_pass_graph_name(kind)) + " over " + shape_text(dims) + " " +
+        c.label = std::string(column_pass_graph_name(kind)) + " over " + dims_text(dims) + " " +
                   dtype_name(t) + ", 4 SMs, 24 KiB of shared memory a block";
         c.reproduce = "fstitch_differential_tests --gtest_filter='ColumnPasses.*'";
         c.graph = std::make_shared<const Graph>(column_pass_graph(kind, t, dims, {0}));

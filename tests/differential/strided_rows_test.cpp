@@ -16,12 +16,6 @@
 namespace fstitch::testing {
 namespace {
 
-std::string dims_label(const Dims& dims) {
-  std::string s;
-  for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
-
 TEST(StridedRows, BatchNormAndReductionsOverSplitAxesMatchTheReference) {
   ArchParams few_sms = *arch_params(90);
   few_sms.sm_count = 4;
@@ -41,11 +35,23 @@ TEST(StridedRows, BatchNormAndReductionsOverSplitAxesMatchTheReference) {
   for (const Dims& nchw : std::vector<Dims>{{4, 8, 12, 12}, {2, 3, 5, 7}, {8, 16, 28, 28}, {16, 32, 7, 7}}) {
     for (bool small_device : {false, true}) {
       const DType t = types[turn++ % types.size()];
-      add("batch_norm_training " + dims_label(nchw) + " " + dtype_name(t), batch_norm_training(nchw, t),
+      add("batch_norm_training " + dims_text(nchw) + " " + dtype_name(t), batch_norm_training(nchw, t),
           small_device);
-      add("batch_norm_backward " + dims_label(nchw) + " " + dtype_name(t), batch_norm_backward(nchw, t),
+      add("batch_norm_backward " + dims_text(nchw) + " " + dtype_name(t), batch_norm_backward(nchw, t),
           !small_device);
     }
+  }
+  // GroupNorm channels last: statistics over axes 1 and 3 of [N, HW, G, C/G], the affine
+  // through the reshape back to [N, HW, C] in the same kernel.
+  for (const GroupNormShape& shape :
+       std::vector<GroupNormShape>{{2, 64, 12, 4}, {3, 32, 35, 8}, {4, 256, 64, 32}}) {
+    const DType t = types[turn++ % types.size()];
+    Graph g = group_norm_channels_last(shape, t);
+    EXPECT_EQ(plan_fusion(g, FusionOptions{}).kernels.size(), 1u)
+        << shape.n << "x" << shape.hw << "x" << shape.c;
+    add("group_norm_channels_last " + std::to_string(shape.n) + "x" + std::to_string(shape.hw) + "x" +
+            std::to_string(shape.c) + " (" + std::to_string(shape.groups) + " groups) " + dtype_name(t),
+        std::move(g), turn % 2 == 0);
   }
   const std::vector<ColumnPassGraph> kinds = {ColumnPassGraph::kSoftmax, ColumnPassGraph::kLogSoftmax,
                                               ColumnPassGraph::kNormalize, ColumnPassGraph::kCentered};
@@ -54,7 +60,7 @@ TEST(StridedRows, BatchNormAndReductionsOverSplitAxesMatchTheReference) {
     for (ColumnPassGraph kind : kinds) {
       const DType t = types[turn++ % types.size()];
       add(std::string(column_pass_graph_name(kind)) + " over axes " + std::to_string(axes[0]) + " and " +
-              std::to_string(axes[1]) + " of " + dims_label(dims) + " " + dtype_name(t),
+              std::to_string(axes[1]) + " of " + dims_text(dims) + " " + dtype_name(t),
           column_pass_graph(kind, t, dims, axes), turn % 2 == 0);
     }
   }

@@ -33,17 +33,33 @@ TEST(StridedRows, BatchNormIsOneKernelAtTheLowerBound) {
   }
 }
 
-// Its backward reads x and dy once and writes dx once (dgamma and dbeta are the same
-// kernel's per-channel reductions).
-TEST(StridedRows, BatchNormBackwardReadsXAndDyOnce) {
+// One kernel at the lower bound on nine in ten SMs at least, f32 and bf16.
+void expect_one_kernel_at_the_lower_bound(Graph (*build)(DType)) {
   for (DType t : {DType::kF32, DType::kBF16}) {
-    const Graph g = testing::batch_norm_backward({32, 64, 56, 56}, t);
+    const Graph g = build(t);
     const FusionPlan p = testing::plan(g);
     ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
     EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes) << dump_plan(g, p);
-    // Nine in ten SMs at least (64 channels in groups of two blocks: 128 of 132).
     EXPECT_GE(static_cast<double>(p.kernels[0].spec.grid_blocks), 0.9 * p.arch.sm_count) << dump_plan(g, p);
   }
+}
+
+// Its backward reads x and dy once and writes dx once (dgamma and dbeta are the same
+// kernel's per-channel reductions); bf16 runs its 64 channels in groups of two blocks on 128
+// of the 132 SMs.
+TEST(StridedRows, BatchNormBackwardReadsXAndDyOnce) {
+  expect_one_kernel_at_the_lower_bound([](DType t) {
+    return testing::batch_norm_backward({32, 64, 56, 56}, t);
+  });
+}
+
+// GroupNorm channels last (statistics over axes 1 and 3 of [N, HW, G, C/G]) is one kernel
+// at the lower bound: the affine after the reshape back to [N, HW, C] reads each element at
+// the flat index the statistics' rows unravel.
+TEST(StridedRows, ChannelsLastGroupNormIsOneKernelAtTheLowerBound) {
+  expect_one_kernel_at_the_lower_bound([](DType t) {
+    return testing::group_norm_channels_last({8, 512, 4096, 32}, t);
+  });
 }
 
 // The unraveled index: one coordinate per run of adjacent kept or reduced axes.
