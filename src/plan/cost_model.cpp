@@ -206,7 +206,16 @@ int vector_element_stores(const Graph& g, const KernelSpec& s) {
 }
 
 int column_tile_registers(int reductions, int element_loads, int64_t cache_slots, int passes, int vector,
-                          int element_stores) {
+                          int element_stores, int64_t unraveled_rows) {
+  // An unraveled row base: its coordinates and their products, two registers a row live at
+  // once, beside the divisors' constants (ptxas spilled a softmax over axes 0 and 2 of
+  // [64, 128, 512, 4] keeping 16 rows a thread without them).
+  if (unraveled_rows > 0) {
+    const int64_t extra = 6 + 2 * unraveled_rows;
+    return static_cast<int>(std::min<int64_t>(
+        255, column_tile_registers(reductions, element_loads, cache_slots, passes, vector, element_stores) +
+                 extra));
+  }
   // The base (32-bit indices, pointers, the loop), a 16-byte vector of each element input
   // per reduced row in flight, two deep (the loop is unrolled twice), and two per
   // accumulator. The kernel's minimum-blocks hint holds ptxas to the occupancy this allows:
@@ -238,7 +247,8 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
                                                              s.column.rows_per_thread * s.column.vector
                                                        : 0;
     return column_tile_registers(reductions, element_shaped_loads(g, s), slots, s.column.passes,
-                                 s.column.vector, vector_element_stores(g, s));
+                                 s.column.vector, vector_element_stores(g, s),
+                                 column_unraveled_rows(s.column, s.reduced_axes, slots > 0));
   }
   if (keeps_values_in_registers(s)) {
     // A cached slot takes about three registers for a 32-bit value (the slot, the load
@@ -360,6 +370,11 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
   // row and its column (codegen's element_index_of), about four instructions per run of
   // adjacent kept or reduced axes (a division by a constant, the remainder, the multiply-add).
   if (!s.reduced_axes.empty() && !s.contiguous_rows && s.schedule != ScheduleKind::kColumnTile)
+    k += 4.0 * static_cast<double>(unraveled_axis_runs(s)) / std::max(1, s.vector_width);
+  // A column tile over several runs of reduced axes (the innermost kept): each reduced row's
+  // base unravels likewise, once per V elements.
+  if (s.schedule == ScheduleKind::kColumnTile &&
+      s.reduced_axes.back() + 1 - s.reduced_axes.front() != static_cast<int64_t>(s.reduced_axes.size()))
     k += 4.0 * static_cast<double>(unraveled_axis_runs(s)) / std::max(1, s.vector_width);
   // An online sum's step (codegen/column_passes_body.inc): exp(a - max) against the running
   // max, its guard, the max's comparison and branch (the rescale is rare), besides the

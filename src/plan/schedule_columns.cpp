@@ -44,9 +44,12 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
   const Graph& g = *in.graph;
   const std::vector<int64_t>& axes = spec.reduced_axes;
   if (axes.empty() || spec.phases < 1) return false;
-  for (size_t i = 1; i < axes.size(); ++i) {
-    if (axes[i] != axes[i - 1] + 1) return false;  // not one contiguous run
-  }
+  // The reduced axes: one run that is not innermost, or several runs when the innermost
+  // axis is kept (the tile's lanes run along the kept axes after the last reduced one; its
+  // reduced rows and outer index unravel over the others, codegen's column_base).
+  bool one_run = true;
+  for (size_t i = 1; i < axes.size(); ++i) one_run = one_run && axes[i] == axes[i - 1] + 1;
+  if (!one_run && axes.back() == static_cast<int64_t>(spec.domain.size()) - 1) return false;
   std::vector<ValueId> reductions;
   bool stores_elements = false, stores_after_reductions = false;
   for (size_t i = 0; i < spec.members.size(); ++i) {
@@ -59,6 +62,7 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
   }
   ColumnShape shape;
   shape.block_threads = block_threads;
+  shape.reduced_axes = axes;
   // One pass stores its element values as it goes; a reduction of a reduction, or element
   // values computed from one, take a pass each (and a last one that stores).
   shape.passes = spec.phases == 1 && !stores_after_reductions ? 1 : spec.phases + (stores_elements ? 1 : 0);
@@ -79,12 +83,12 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
   }
   for (size_t i = 0; i < spec.domain.size(); ++i) {
     const auto axis = static_cast<int64_t>(i);
-    if (axis < axes.front()) {
-      shape.outer *= spec.domain[i];
+    if (std::binary_search(axes.begin(), axes.end(), axis)) {
+      shape.reduced *= spec.domain[i];
     } else if (axis > axes.back()) {
       shape.inner *= spec.domain[i];
     } else {
-      shape.reduced *= spec.domain[i];
+      shape.outer *= spec.domain[i];
     }
   }
   shape.element_loads = element_shaped_loads(g, spec);
@@ -206,11 +210,22 @@ double column_rows_read_again(const ColumnTiling& t) {
 }
 
 int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions, int element_loads,
-                           int64_t cache_slots, int passes, int vector, int element_stores) {
-  const Occupancy occ = occupancy(
-      arch, std::max(1, block_threads),
-      column_tile_registers(reductions, element_loads, cache_slots, passes, vector, element_stores), 0);
+                           int64_t cache_slots, int passes, int vector, int element_stores,
+                           int64_t unraveled_rows) {
+  const Occupancy occ = occupancy(arch, std::max(1, block_threads),
+                                  column_tile_registers(reductions, element_loads, cache_slots, passes,
+                                                        vector, element_stores, unraveled_rows),
+                                  0);
   return std::max(1, occ.blocks_per_sm);
+}
+
+int64_t column_unraveled_rows(const ColumnTiling& t, const std::vector<int64_t>& reduced_axes,
+                              bool keeps_rows) {
+  bool one_run = true;
+  for (size_t i = 1; i < reduced_axes.size(); ++i)
+    one_run = one_run && reduced_axes[i] == reduced_axes[i - 1] + 1;
+  if (one_run) return 0;
+  return keeps_rows ? std::max<int64_t>(1, t.rows_per_thread) : 2;
 }
 
 namespace {
@@ -256,9 +271,10 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
   int64_t slots = 0;
   int64_t wave = 1;
   for (int round = 0; round < 4; ++round) {
-    t.blocks_per_sm = resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads,
-                                             slots, shape.passes, t.vector,
-                                             vector_store_count(shape.element_store_sizes, t.vector));
+    t.blocks_per_sm = resident_blocks_per_sm(
+        arch, t.block_threads, shape.reductions, shape.element_loads, slots, shape.passes, t.vector,
+        vector_store_count(shape.element_store_sizes, t.vector),
+        column_unraveled_rows(t, shape.reduced_axes, shape.cached_values > 0));
     wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
     t.chunk = ceil_div(std::max<int64_t>(1, shape.reduced), split_for(wave));
     t.split = ceil_div(std::max<int64_t>(1, shape.reduced), t.chunk);  // no empty chunk
@@ -269,7 +285,8 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
   }
   t.blocks_per_sm =
       resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads, slots,
-                             shape.passes, t.vector, vector_store_count(shape.element_store_sizes, t.vector));
+                             shape.passes, t.vector, vector_store_count(shape.element_store_sizes, t.vector),
+                             column_unraveled_rows(t, shape.reduced_axes, shape.cached_values > 0));
   wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
   t.passes = shape.passes;
   t.combine = shape.passes > 1 ? ColumnCombine::kGroupRelease : ColumnCombine::kLastBlock;

@@ -48,6 +48,7 @@ struct ColumnShape {
   uint64_t input_bytes = 0;         // bytes the kernel reads from global memory once
   size_t accumulator_bytes = 0;     // sum over the kernel's reductions of their accumulator size
   int max_vector = 8;               // most elements per thread along the inner axis
+  std::vector<int64_t> reduced_axes;  // the kernel's (several runs: row bases unravel)
   int reductions = 1;               // accumulators per thread (they set its registers)
   int element_loads = 1;            // element-shaped inputs (their vectors in flight too)
   std::vector<size_t> element_store_sizes;  // dtype sizes of the element outputs (vector stores)
@@ -93,7 +94,13 @@ struct ColumnTiling {
 // (plan/cost_model.hpp).
 int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions = 1,
                            int element_loads = 1, int64_t cache_slots = 0, int passes = 1, int vector = 1,
-                           int element_stores = 0);
+                           int element_stores = 0, int64_t unraveled_rows = 0);
+
+// The reduced rows whose unraveled bases a column-tile thread holds at once: none when the
+// reduced axes are one run; with several, the rows it keeps in registers (their loop
+// unrolls fully), else the two of a loop unrolled twice.
+int64_t column_unraveled_rows(const ColumnTiling& t, const std::vector<int64_t>& reduced_axes,
+                              bool keeps_rows);
 
 // The tiling for `shape` on `arch`: at least one full wave of blocks when the work allows,
 // each chunk long enough that the partials (written and read once, S x tiles x tile elements

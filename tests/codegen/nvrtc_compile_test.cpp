@@ -143,8 +143,9 @@ TEST(NvrtcCompile, RowKernelsAtTailAndOddShapesCompileWithoutSpills) {
 }
 
 // Rows that are not contiguous (BatchNorm's channels over N, H and W; softmax over axes 0
-// and 2) compile for sm_80 and sm_90 without spills, within the occupancy their grids were
-// sized for (split rows wait for their groups: every planned block must fit).
+// and 2, with the innermost axis reduced or kept) compile for sm_80 and sm_90 without
+// spills, within the occupancy their grids were sized for (split rows and column groups wait
+// for their blocks: every planned block must fit).
 TEST(NvrtcCompile, StridedRowKernelsCompileWithinTheirOccupancy) {
   std::vector<jit::CompileRequest> requests;
   std::vector<std::string> labels;
@@ -155,6 +156,11 @@ TEST(NvrtcCompile, StridedRowKernelsCompileWithinTheirOccupancy) {
     graphs.push_back(testing::batch_norm_training({256, 256, 14, 14}, t));
     graphs.push_back(
         testing::column_pass_graph(testing::ColumnPassGraph::kSoftmax, t, {64, 128, 512}, {0, 2}));
+    // The innermost axis kept: column tiles whose reduced rows unravel.
+    graphs.push_back(
+        testing::column_pass_graph(testing::ColumnPassGraph::kSoftmax, t, {64, 128, 512, 4}, {0, 2}));
+    graphs.push_back(
+        testing::column_pass_graph(testing::ColumnPassGraph::kCentered, t, {32, 12, 256, 64}, {0, 2}));
   }
   for (size_t i = 0; i < graphs.size(); ++i) {
     for (int sm : {80, 90}) {

@@ -1,9 +1,11 @@
 // Rows that are not contiguous: reductions over axes that are not one run at the end of the
-// domain, such as a BatchNorm's channels (axes 0, 2 and 3 of [N, C, H, W]), run as row
-// schedules (warps, blocks and groups of blocks per row) that unravel each element's (or
-// each vector's, within a run of the innermost axes) flat index from its row and column. Against the
-// reference in both thread orders, on the H100's parameters and on a device of four SMs (whose few blocks
-// split the rows across groups).
+// domain. Those ending in the innermost axis, such as a BatchNorm's channels (axes 0, 2 and 3
+// of [N, C, H, W]), run as row schedules (warps, blocks and groups of blocks per row) that
+// unravel each element's (or each vector's, within a run of the innermost axes) flat index
+// from its row and column; those whose innermost axis is kept (axes 0 and 2 of
+// [6, 10, 50, 4]) as column tiles whose reduced rows unravel likewise. Against the reference
+// in both thread orders, on the H100's parameters and on a device of four SMs (whose few
+// blocks split the rows across groups).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -55,8 +57,12 @@ TEST(StridedRows, BatchNormAndReductionsOverSplitAxesMatchTheReference) {
   }
   const std::vector<ColumnPassGraph> kinds = {ColumnPassGraph::kSoftmax, ColumnPassGraph::kLogSoftmax,
                                               ColumnPassGraph::kNormalize, ColumnPassGraph::kCentered};
-  for (const auto& [dims, axes] : std::vector<std::pair<Dims, std::vector<int64_t>>>{
-           {{16, 24, 40}, {0, 2}}, {{3, 5, 7, 9}, {0, 2}}, {{6, 10, 4, 50}, {1, 3}}}) {
+  for (const auto& [dims, axes] :
+       std::vector<std::pair<Dims, std::vector<int64_t>>>{{{16, 24, 40}, {0, 2}},
+                                                          {{3, 5, 7, 9}, {0, 2}},
+                                                          {{6, 10, 4, 50}, {1, 3}},
+                                                          {{6, 10, 50, 4}, {0, 2}},
+                                                          {{64, 3, 40, 8}, {0, 2}}}) {
     for (ColumnPassGraph kind : kinds) {
       const DType t = types[turn++ % types.size()];
       add(std::string(column_pass_graph_name(kind)) + " over axes " + std::to_string(axes[0]) + " and " +
@@ -80,6 +86,8 @@ TEST(StridedRows, BatchNormAndReductionsOverSplitAxesMatchTheReference) {
     }
   }
   EXPECT_TRUE(vectors.count(1));
+  // Reduced runs whose innermost axis is kept: column tiles, their rows unraveled.
+  EXPECT_TRUE(schedules.count(ScheduleKind::kColumnTile));
   EXPECT_TRUE(vectors.count(4) || vectors.count(8));
   EXPECT_TRUE(schedules.count(ScheduleKind::kSplitRow));
   EXPECT_TRUE(schedules.count(ScheduleKind::kBlockPerRow) || schedules.count(ScheduleKind::kWarpPerRow) ||
