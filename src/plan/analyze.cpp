@@ -778,10 +778,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     uint64_t reads_cached = 0;
     uint64_t reads_recomputed = 0;
   };
-  auto plan_passes = [&](PassPlan& p) {
+  auto use_levels = [&](const PassPlan& p) {
     spec.levels = p.levels;
     spec.phases = p.phases;
     spec.online_sums = p.online_sums;
+  };
+  auto plan_passes = [&](PassPlan& p) {
+    use_levels(p);
     p.reads_cached = need_passes(true, &p.candidates);
     p.masks = masks;
     std::vector<ValueId> none;
@@ -808,9 +811,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   std::vector<uint64_t> cache_masks;
   uint64_t reads_cached = 0, reads_recomputed = 0;
   auto select = [&](const PassPlan& p) {
-    spec.levels = p.levels;
-    spec.phases = p.phases;
-    spec.online_sums = p.online_sums;
+    use_levels(p);
     cache_candidates = p.candidates;
     cache_loads = p.loads;
     cache_masks = p.masks;

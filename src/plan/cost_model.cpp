@@ -373,8 +373,7 @@ double instructions_per_element(const Graph& g, const KernelSpec& s) {
     k += 4.0 * static_cast<double>(unraveled_axis_runs(s)) / std::max(1, s.vector_width);
   // A column tile over several runs of reduced axes (the innermost kept): each reduced row's
   // base unravels likewise, once per V elements.
-  if (s.schedule == ScheduleKind::kColumnTile &&
-      s.reduced_axes.back() + 1 - s.reduced_axes.front() != static_cast<int64_t>(s.reduced_axes.size()))
+  if (s.schedule == ScheduleKind::kColumnTile && !reduced_axes_in_one_run(s.reduced_axes))
     k += 4.0 * static_cast<double>(unraveled_axis_runs(s)) / std::max(1, s.vector_width);
   // An online sum's step (codegen/column_passes_body.inc): exp(a - max) against the running
   // max, its guard, the max's comparison and branch (the rescale is rare), besides the

@@ -47,9 +47,8 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
   // The reduced axes: one run that is not innermost, or several runs when the innermost
   // axis is kept (the tile's lanes run along the kept axes after the last reduced one; its
   // reduced rows and outer index unravel over the others, codegen's column_base).
-  bool one_run = true;
-  for (size_t i = 1; i < axes.size(); ++i) one_run = one_run && axes[i] == axes[i - 1] + 1;
-  if (!one_run && axes.back() == static_cast<int64_t>(spec.domain.size()) - 1) return false;
+  if (!reduced_axes_in_one_run(axes) && axes.back() == static_cast<int64_t>(spec.domain.size()) - 1)
+    return false;
   std::vector<ValueId> reductions;
   bool stores_elements = false, stores_after_reductions = false;
   for (size_t i = 0; i < spec.members.size(); ++i) {
@@ -219,12 +218,14 @@ int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reduct
   return std::max(1, occ.blocks_per_sm);
 }
 
+bool reduced_axes_in_one_run(const std::vector<int64_t>& reduced_axes) {
+  return reduced_axes.empty() ||
+         reduced_axes.back() - reduced_axes.front() + 1 == static_cast<int64_t>(reduced_axes.size());
+}
+
 int64_t column_unraveled_rows(const ColumnTiling& t, const std::vector<int64_t>& reduced_axes,
                               bool keeps_rows) {
-  bool one_run = true;
-  for (size_t i = 1; i < reduced_axes.size(); ++i)
-    one_run = one_run && reduced_axes[i] == reduced_axes[i - 1] + 1;
-  if (one_run) return 0;
+  if (reduced_axes_in_one_run(reduced_axes)) return 0;
   return keeps_rows ? std::max<int64_t>(1, t.rows_per_thread) : 2;
 }
 

@@ -96,6 +96,10 @@ int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reduct
                            int element_loads = 1, int64_t cache_slots = 0, int passes = 1, int vector = 1,
                            int element_stores = 0, int64_t unraveled_rows = 0);
 
+// Whether sorted reduced axes form one run of adjacent axes (else a column tile's rows
+// unravel over several runs).
+bool reduced_axes_in_one_run(const std::vector<int64_t>& reduced_axes);
+
 // The reduced rows whose unraveled bases a column-tile thread holds at once: none when the
 // reduced axes are one run; with several, the rows it keeps in registers (their loop
 // unrolls fully), else the two of a loop unrolled twice.
