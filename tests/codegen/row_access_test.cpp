@@ -12,6 +12,7 @@
 #include "codegen/emit.hpp"
 #include "codegen/prelude.hpp"
 #include "common/canonical_graphs.hpp"
+#include "common/reduction_graphs.hpp"
 #include "jit/kernel_cache.hpp"
 #include "plan/plan.hpp"
 
@@ -92,6 +93,24 @@ TEST(RowAccess, RowsShorterThanTwoVectorsStayScalar) {
   EXPECT_EQ(k.spec.vector_width, 1);
   EXPECT_EQ(text.find("uint4"), std::string::npos) << text;
   EXPECT_EQ(text.find("% 7"), std::string::npos) << text;
+}
+
+// GroupNorm reads its input [N, C, HW] through the reshape to [N, G, C/G x HW]: a reshape
+// keeps the flat index, so the input moves in the row's 16-byte vectors like a value of the
+// kernel's own dims (one element at a time, it read a quarter of what the stores write per
+// instruction).
+TEST(RowAccess, ValuesReadThroughAReshapeMoveInVectors) {
+  for (DType t : {DType::kBF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Graph g = testing::group_norm({8, 512, 4096, 32}, t);
+    FusionPlan plan;
+    const PlannedKernel k = only_kernel(g, 90, &plan);
+    const std::string text = emit_kernel(g, k);
+    ASSERT_GT(k.spec.vector_width, 1);
+    ASSERT_NE(g.node(g.inputs().at(0)).dims, k.spec.domain);
+    EXPECT_NE(text.find("*reinterpret_cast<const uint4*>(p0 + fb)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("(p0[f])"), std::string::npos) << text;
+  }
 }
 
 TEST(RowAccess, Bf16LayerNormCompilesForSm90WithoutSpills) {
