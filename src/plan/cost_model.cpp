@@ -205,34 +205,46 @@ int vector_element_stores(const Graph& g, const KernelSpec& s) {
   return vector_store_count(sizes, s.column.vector);
 }
 
-int column_tile_registers(int reductions, int element_loads, int64_t cache_slots, int passes, int vector,
-                          int element_stores, int64_t unraveled_rows) {
+int column_tile_registers(const ColumnTileThread& t) {
   // An unraveled row base: its coordinates and their products, two registers a row live at
   // once, beside the divisors' constants (ptxas spilled a softmax over axes 0 and 2 of
   // [64, 128, 512, 4] keeping 16 rows a thread without them).
-  if (unraveled_rows > 0) {
-    const int64_t extra = 6 + 2 * unraveled_rows;
-    return static_cast<int>(std::min<int64_t>(
-        255, column_tile_registers(reductions, element_loads, cache_slots, passes, vector, element_stores) +
-                 extra));
-  }
+  const int64_t unraveled = t.unraveled_rows > 0 ? 6 + 2 * t.unraveled_rows : 0;
   // The base (32-bit indices, pointers, the loop), a 16-byte vector of each element input
   // per reduced row in flight, two deep (the loop is unrolled twice), and two per
   // accumulator. The kernel's minimum-blocks hint holds ptxas to the occupancy this allows:
   // one input and one reduction fit the 32 registers of eight 256-thread blocks per SM,
   // f32, bf16 and f16, two- and three-dimensional, without spills (CUDA 13, sm_80 and sm_90).
-  const int base = 16 + 8 * std::max(1, element_loads) + 2 * std::max(1, reductions);
-  // A row's lanes of each vector-stored output wait for the store together (16-bit ones as
-  // their f32, converted two at a time): V more registers each; without them ptxas spilled
-  // a bf16 tile with one stored product at the 40 registers of six 256-thread blocks.
-  if (passes <= 1) return base + (vector > 1 ? vector * element_stores : 0);
-  // Several passes: each lane's totals and row values live across them, and the group's
-  // indices. Fitted to ptxas (CUDA 13, sm_90) on softmax, normalization and centering down
-  // columns of [4096, 1024], [65536, 512], [4096, 256], [33, 1000] and the middle axis of
-  // [64, 96, 32] and [1, 20000, 12], f32 and bf16: 32 to 58 registers re-read, 38 to 80
-  // with 4 to 32 slots kept (each slot about one register: the kept rows' loop unrolls).
-  if (cache_slots <= 0) return base + std::max(1, vector) * (std::max(1, reductions) + 2);
-  return static_cast<int>(std::min<int64_t>(255, base + 16 + cache_slots + (vector > 4 ? 8 : 0)));
+  const int64_t base = 16 + 8 * std::max(1, t.element_loads) + 2 * std::max(1, t.reductions);
+  const int64_t V = std::max(1, t.vector);
+  int64_t regs = 0;
+  if (t.passes <= 1) {
+    // A row's lanes of each vector-stored output wait for the store together (16-bit ones as
+    // their f32, converted two at a time): V more registers each; without them ptxas spilled
+    // a bf16 tile with one stored product at the 40 registers of six 256-thread blocks.
+    regs = base + (V > 1 ? V * t.element_stores : 0);
+  } else if (t.cache_slots <= 0) {
+    // Several passes: each lane's totals and row values live across them, and the group's
+    // indices. Fitted to ptxas (CUDA 13, sm_90) on softmax, normalization and centering down
+    // columns of [4096, 1024], [65536, 512], [4096, 256], [33, 1000] and the middle axis of
+    // [64, 96, 32] and [1, 20000, 12], f32 and bf16: 32 to 58 registers re-read, 38 to 80
+    // with 4 to 32 slots kept (each slot about one register: the kept rows' loop unrolls).
+    regs = base + V * (std::max(1, t.reductions) + 2);
+    // A thread walking several rows of its chunk: ptxas unrolls the walk and keeps a few
+    // rows' vectors in flight. 46 to 63 registers against 38 to 50 estimated without this
+    // (centering, normalization and softmax down [4096, 1024] and [65536, 512], f32 and
+    // bf16, 5 to 76 rows a thread, sm_80 and sm_90), 92 and 96 against 76 for a bf16
+    // softmax with an online sum down [4096, 1024].
+    if (t.rows_per_thread > 1) regs += 20;
+  } else {
+    regs = base + 16 + t.cache_slots + (V > 4 ? 8 : 0);
+  }
+  // An online sum's running sum and its rescale live beside the max's lanes in the max's
+  // pass: two registers a lane (ptxas spilled 28 bytes of a bf16 softmax down the columns of
+  // [4096, 1024] keeping 64 slots in 512-thread blocks, estimated 116 without them, at its
+  // cap of 128).
+  if (t.passes > 1) regs += 2 * V * t.online_sums;
+  return static_cast<int>(std::min<int64_t>(255, regs + unraveled));
 }
 
 int estimate_registers(const Graph& g, const KernelSpec& s) {
@@ -246,9 +258,17 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
     const int64_t slots = keeps_values_in_registers(s) ? static_cast<int64_t>(s.cached.size()) *
                                                              s.column.rows_per_thread * s.column.vector
                                                        : 0;
-    return column_tile_registers(reductions, element_shaped_loads(g, s), slots, s.column.passes,
-                                 s.column.vector, vector_element_stores(g, s),
-                                 column_unraveled_rows(s.column, s.reduced_axes, slots > 0));
+    ColumnTileThread thread;
+    thread.reductions = reductions;
+    thread.element_loads = element_shaped_loads(g, s);
+    thread.cache_slots = slots;
+    thread.passes = s.column.passes;
+    thread.rows_per_thread = s.column.rows_per_thread;
+    thread.vector = s.column.vector;
+    thread.element_stores = vector_element_stores(g, s);
+    thread.unraveled_rows = column_unraveled_rows(s.column, s.reduced_axes, slots > 0);
+    thread.online_sums = static_cast<int>(s.online_sums.size());
+    return column_tile_registers(thread);
   }
   if (keeps_values_in_registers(s)) {
     // A cached slot takes about three registers for a 32-bit value (the slot, the load

@@ -33,13 +33,8 @@ int estimate_registers(const Graph& graph, const KernelSpec& spec);
 // Loaded values of the kernel with one element per element of its domain (not broadcast).
 int element_shaped_loads(const Graph& graph, const KernelSpec& spec);
 
-// Registers of a column-tile thread with `reductions` accumulators and `element_loads`
-// element-shaped inputs, over `passes` passes with `vector` lanes, keeping `cache_slots`
-// values in registers across them, writing `element_stores` element outputs a row at a time
-// as vectors, and (reduced axes in several runs) unraveling the bases of `unraveled_rows`
-// reduced rows at once (plan/schedule_columns.hpp sizes its grid with it).
-int column_tile_registers(int reductions, int element_loads, int64_t cache_slots = 0, int passes = 1,
-                          int vector = 1, int element_stores = 0, int64_t unraveled_rows = 0);
+// Registers of a column-tile thread (plan/schedule_columns.hpp sizes its grid with it).
+int column_tile_registers(const ColumnTileThread& thread);
 
 // Whether V lanes of elements of `element_bytes` are stored as one vector (4 to 16 bytes).
 inline bool stores_as_vector(int V, size_t element_bytes) {

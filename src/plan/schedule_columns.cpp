@@ -68,6 +68,7 @@ bool fit_column_tile(const PlanInputs& in, KernelSpec& spec, int block_threads) 
   // Online sums are finished in their passes' combines, which the one-pass tile (its last
   // block combining each tile) does not run.
   if (shape.passes == 1 && !spec.online_sums.empty()) return false;
+  shape.online_sums = static_cast<int>(spec.online_sums.size());
   // Blocks larger than 256 threads only for several passes: fewer chunks per tile, so fewer
   // partials to combine, where the rows a thread keeps bound the chunk.
   if (shape.passes == 1 && block_threads != 256) return false;
@@ -208,13 +209,8 @@ double column_rows_read_again(const ColumnTiling& t) {
   return static_cast<double>(t.chunk - kept) / static_cast<double>(t.chunk);
 }
 
-int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions, int element_loads,
-                           int64_t cache_slots, int passes, int vector, int element_stores,
-                           int64_t unraveled_rows) {
-  const Occupancy occ = occupancy(arch, std::max(1, block_threads),
-                                  column_tile_registers(reductions, element_loads, cache_slots, passes,
-                                                        vector, element_stores, unraveled_rows),
-                                  0);
+int resident_blocks_per_sm(const ArchParams& arch, int block_threads, const ColumnTileThread& thread) {
+  const Occupancy occ = occupancy(arch, std::max(1, block_threads), column_tile_registers(thread), 0);
   return std::max(1, occ.blocks_per_sm);
 }
 
@@ -267,27 +263,37 @@ ColumnTiling tiling_with_lanes(const ColumnShape& shape, const ArchParams& arch,
     }
     return split;
   };
-  // Registers kept across passes lower the occupancy, which sets the wave and so the split:
-  // a few rounds until the rows a thread keeps no longer change.
+  // Registers (the rows a thread walks, the slots it keeps across passes) lower the
+  // occupancy, which sets the wave and so the split and the rows: a few rounds until the
+  // estimate no longer changes.
   int64_t slots = 0;
   int64_t wave = 1;
+  auto thread = [&] {
+    ColumnTileThread h;
+    h.reductions = shape.reductions;
+    h.element_loads = shape.element_loads;
+    h.cache_slots = slots;
+    h.passes = shape.passes;
+    h.rows_per_thread = t.rows_per_thread;
+    h.vector = t.vector;
+    h.element_stores = vector_store_count(shape.element_store_sizes, t.vector);
+    h.unraveled_rows = column_unraveled_rows(t, shape.reduced_axes, shape.cached_values > 0);
+    h.online_sums = shape.online_sums;
+    return h;
+  };
+  int registers = -1;
   for (int round = 0; round < 4; ++round) {
-    t.blocks_per_sm = resident_blocks_per_sm(
-        arch, t.block_threads, shape.reductions, shape.element_loads, slots, shape.passes, t.vector,
-        vector_store_count(shape.element_store_sizes, t.vector),
-        column_unraveled_rows(t, shape.reduced_axes, shape.cached_values > 0));
+    const int now = column_tile_registers(thread());
+    if (now == registers) break;
+    registers = now;
+    t.blocks_per_sm = resident_blocks_per_sm(arch, t.block_threads, thread());
     wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
     t.chunk = ceil_div(std::max<int64_t>(1, shape.reduced), split_for(wave));
     t.split = ceil_div(std::max<int64_t>(1, shape.reduced), t.chunk);  // no empty chunk
     t.rows_per_thread = ceil_div(t.chunk, t.rd_threads);
-    const int64_t used = shape.cached_values > 0 ? t.rows_per_thread * t.vector * shape.cached_values : 0;
-    if (used == slots) break;
-    slots = used;
+    slots = shape.cached_values > 0 ? t.rows_per_thread * t.vector * shape.cached_values : 0;
   }
-  t.blocks_per_sm =
-      resident_blocks_per_sm(arch, t.block_threads, shape.reductions, shape.element_loads, slots,
-                             shape.passes, t.vector, vector_store_count(shape.element_store_sizes, t.vector),
-                             column_unraveled_rows(t, shape.reduced_axes, shape.cached_values > 0));
+  t.blocks_per_sm = resident_blocks_per_sm(arch, t.block_threads, thread());
   wave = static_cast<int64_t>(arch.sm_count) * t.blocks_per_sm;
   t.passes = shape.passes;
   t.combine = shape.passes > 1 ? ColumnCombine::kGroupRelease : ColumnCombine::kLastBlock;

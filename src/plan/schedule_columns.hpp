@@ -53,6 +53,7 @@ struct ColumnShape {
   int element_loads = 1;            // element-shaped inputs (their vectors in flight too)
   std::vector<size_t> element_store_sizes;  // dtype sizes of the element outputs (vector stores)
   int passes = 1;                   // passes over each chunk (reduction passes, plus a store pass)
+  int online_sums = 0;              // sums accumulated beside their max (plan/online_sums.hpp)
   int block_threads = 256;          // threads of a block (lanes x thread rows)
   // Passes > 1 with values kept in registers: the register slots a thread may give them, and
   // how many values each element keeps (0: nothing kept, every pass reads again).
@@ -88,13 +89,22 @@ struct ColumnTiling {
   int64_t tile_elements() const { return static_cast<int64_t>(lanes) * vector; }
 };
 
+// What one column-tile thread holds, which sets its registers.
+struct ColumnTileThread {
+  int reductions = 1;           // accumulators
+  int element_loads = 1;        // element-shaped inputs (their vectors in flight)
+  int64_t cache_slots = 0;      // register slots of values kept across the passes
+  int passes = 1;               // passes over each chunk
+  int64_t rows_per_thread = 1;  // reduced rows of a chunk each thread walks
+  int vector = 1;               // lanes along the inner axis
+  int element_stores = 0;       // element outputs stored a row at a time as vectors
+  int64_t unraveled_rows = 0;   // reduced axes in several runs: row bases unraveled at once
+  int online_sums = 0;          // sums accumulated beside their max (plan/online_sums.hpp)
+};
+
 // Blocks resident per SM at `block_threads`, by the thread limit and the registers of a
-// column-tile thread with `reductions` accumulators, `element_loads` element inputs, and
-// over `passes` passes of `vector` lanes, `cache_slots` registers kept across them
-// (plan/cost_model.hpp).
-int resident_blocks_per_sm(const ArchParams& arch, int block_threads, int reductions = 1,
-                           int element_loads = 1, int64_t cache_slots = 0, int passes = 1, int vector = 1,
-                           int element_stores = 0, int64_t unraveled_rows = 0);
+// column-tile thread holding `thread` (plan/cost_model.hpp).
+int resident_blocks_per_sm(const ArchParams& arch, int block_threads, const ColumnTileThread& thread = {});
 
 // Whether sorted reduced axes form one run of adjacent axes (else a column tile's rows
 // unravel over several runs).

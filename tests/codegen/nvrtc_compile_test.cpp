@@ -377,9 +377,12 @@ TEST(NvrtcCompile, ColumnTileKernelsCompile) {
       const ColumnTileKernel& tile = column_tiles[i];
       if (f.name == tile.name) {
         const ArchParams arch = *arch_params(requests[i].arch);
+        ColumnTileThread thread;
+        thread.element_loads = tile.element_loads;
+        thread.vector = tile.vector;
+        thread.element_stores = tile.element_stores;
         EXPECT_GE(occupancy(arch, tile.block_threads, f.registers, 0).blocks_per_sm,
-                  resident_blocks_per_sm(arch, tile.block_threads, 1, tile.element_loads, 0, 1, tile.vector,
-                                         tile.element_stores))
+                  resident_blocks_per_sm(arch, tile.block_threads, thread))
             << f.registers << " registers";
       }
     }
@@ -425,6 +428,30 @@ TEST(NvrtcCompile, ColumnPassKernelsCompileWithinTheirOccupancy) {
       }
     }
   }
+  // Softmax down the columns with its sum accumulated online beside the max (two passes):
+  // the sum's lanes and rescale live beside the max's.
+  for (const Dims& dims : {Dims{4096, 1024}, Dims{16384, 768}}) {
+    for (DType t : {DType::kF32, DType::kBF16}) {
+      const Graph g = testing::column_softmax(dims[0], dims[1], t);
+      for (int sm : {80, 90}) {
+        const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
+        for (const PlannedKernel& k : p.kernels) {
+          if (k.spec.schedule != ScheduleKind::kColumnTile || k.spec.online_sums.empty()) continue;
+          seen.insert({k.spec.column.releases_groups(), k.spec.cache});
+          jit::CompileRequest r;
+          r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
+          r.name = "column_online_sums.cu";
+          r.arch = sm;
+          requests.push_back(r);
+          specs.push_back(k.spec);
+          labels.push_back("column_softmax " + testing::dims_text(dims) + " " + dtype_name(t) + " sm_" +
+                           std::to_string(sm));
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(
+      std::any_of(specs.begin(), specs.end(), [](const KernelSpec& s) { return !s.online_sums.empty(); }));
   EXPECT_TRUE(seen.count({true, RowCache::kRegisters}));
   EXPECT_TRUE(seen.count({true, RowCache::kShared}));
   EXPECT_TRUE(seen.count({false, RowCache::kRegisters}) || seen.count({false, RowCache::kRecompute}) ||
