@@ -858,24 +858,50 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     int grid_blocks_per_sm = 0;
     KeptValues kept = KeptValues::kAll;  // RowCache::kRegisters: which candidates are kept
     PassLevels levels = PassLevels::kAsAnalyzed;  // the column tile's online sums, if any
+    RowVectorSlots slots = RowVectorSlots::kScalarShare;  // whole-row schedules' vectors
   };
   std::vector<Mapping> mappings;
   // Rows that are not whole vectors (GPT-2's 50257 columns) also get shifted vectors, scored
   // against the narrower vectors that divide the row.
   const int64_t widest_vector = widest_row_vector(g, spec);
   const bool odd_rows = has_reduction && spec.contiguous_rows && widest_vector > 1 && C % widest_vector != 0;
+  // Whether the widest vector that divides the row (and its innermost run) gives t threads
+  // more steps than their scalar share holds (the scalar share would narrow it), with a
+  // vector for every thread (fewer would leave threads idle through the whole row).
+  const int64_t row_run = has_reduction ? innermost_row_run(spec) : 0;
+  auto ceil_div = [](int64_t n, int64_t d) { return n / d + (n % d != 0 ? 1 : 0); };  // no overflow
+  auto share_narrows_vectors = [&](int t) {
+    int64_t V = widest_vector;
+    while (V > 1 && (C % V != 0 || row_run % V != 0)) V /= 2;
+    if (V <= 1 || row_run == 0 || C / V < t) return false;
+    return ceil_div(C / V, int64_t{t}) * V > ceil_div(C, int64_t{t});
+  };
   auto add_row_mapping = [&](ScheduleKind kind, int t, int b, int split = 1) {
-    for (RowVectorAlignment a : {RowVectorAlignment::kRowStart, RowVectorAlignment::kShifted}) {
-      if (a == RowVectorAlignment::kShifted && (!odd_rows || kind == ScheduleKind::kThreadPerRow)) continue;
-      mappings.push_back({kind, t, b, RowCache::kRegisters, split, a});
+    auto add = [&](RowVectorAlignment a, RowVectorSlots slots) {
+      auto push = [&](RowCache cache, RowPrefetch prefetch) {
+        Mapping m{kind, t, b, cache, split, a, prefetch};
+        m.slots = slots;
+        mappings.push_back(m);
+      };
+      push(RowCache::kRegisters, RowPrefetch::kNone);
       // The same with the next row read ahead, where apply finds that the schedule allows it.
       if (kind != ScheduleKind::kSplitRow && kind != ScheduleKind::kThreadPerRow && !cache_candidates.empty())
-        mappings.push_back({kind, t, b, RowCache::kRegisters, split, a, RowPrefetch::kNextRow});
-      if (cache_candidates.empty()) continue;
+        push(RowCache::kRegisters, RowPrefetch::kNextRow);
+      if (cache_candidates.empty()) return;
       if (kind == ScheduleKind::kBlockPerRow || kind == ScheduleKind::kSplitRow)
-        mappings.push_back({kind, t, b, RowCache::kShared, split, a});
-      mappings.push_back({kind, t, b, RowCache::kRecompute, split, a});
+        push(RowCache::kShared, RowPrefetch::kNone);
+      push(RowCache::kRecompute, RowPrefetch::kNone);
+    };
+    for (RowVectorAlignment a : {RowVectorAlignment::kRowStart, RowVectorAlignment::kShifted}) {
+      if (a == RowVectorAlignment::kShifted && (!odd_rows || kind == ScheduleKind::kThreadPerRow)) continue;
+      add(a, RowVectorSlots::kScalarShare);
     }
+    // Whole vectors with a few more slots, scored against the narrower ones (a split row
+    // sizes its slices itself).
+    const bool whole_row = kind == ScheduleKind::kSubWarpPerRow || kind == ScheduleKind::kWarpPerRow ||
+                           kind == ScheduleKind::kBlockPerRow;
+    if (whole_row && share_narrows_vectors(t))
+      add(RowVectorAlignment::kRowStart, RowVectorSlots::kWholeVectors);
   };
   // Column totals: each row mapping also with grids of one, two and four blocks per SM.
   auto add_partial_grids = [&](size_t from) {
@@ -1047,7 +1073,14 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       spec.threads_per_row = m.threads_per_row;
       spec.block_threads = m.block_threads;
       spec.elems_per_thread = (C + spec.threads_per_row - 1) / spec.threads_per_row;
-      spec.vector_width = has_reduction ? row_vector_width(g, spec, m.alignment) : elementwise_vector;
+      spec.vector_width =
+          has_reduction ? row_vector_width(g, spec, m.alignment, m.slots) : elementwise_vector;
+      if (m.slots == RowVectorSlots::kWholeVectors) {
+        // Only where the scalar share narrows the vectors; each thread holds its whole ones.
+        if (spec.vector_width <= row_vector_width(g, spec, m.alignment)) return false;
+        const int64_t V = spec.vector_width;
+        spec.elems_per_thread = ceil_div(C / V, int64_t{spec.threads_per_row}) * V;
+      }
       if (m.alignment == RowVectorAlignment::kShifted) {
         if (spec.vector_width == 1) return false;
         spec.elems_per_thread = shifted_row_slots(C, spec.threads_per_row, spec.vector_width);
@@ -1105,6 +1138,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   double best_seconds = std::numeric_limits<double>::infinity();
   int best_vector = 0;
   uint64_t best_bytes = std::numeric_limits<uint64_t>::max();
+  double best_idle = std::numeric_limits<double>::infinity();
   size_t last_applied = mappings.size();  // the mapping spec holds, when the last apply succeeded
   double smallest_code_over = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < mappings.size(); ++i) {
@@ -1121,18 +1155,28 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     // launch-bound kernel cannot tell one read of its rows from two, a larger one can), then
     // for the wider accesses: once bandwidth saturates the memory time cannot tell 8-byte
     // from 16-byte vectors, which issue half the memory instructions and keep twice the
-    // bytes in flight per thread.
+    // bytes in flight per thread; then for fewer idle slots: a whole-row schedule whose
+    // threads share the row evenly (96 threads of one bf16 vector each for 768 columns)
+    // over one whose last step leaves some of them waiting (64 threads, 1.5 vectors each).
     const uint64_t bytes = add_traffic(spec.bytes_read, spec.bytes_written);
+    const bool whole_row = spec.schedule == ScheduleKind::kSubWarpPerRow ||
+                           spec.schedule == ScheduleKind::kWarpPerRow ||
+                           spec.schedule == ScheduleKind::kBlockPerRow;
+    const double idle =
+        whole_row ? std::max(0.0, static_cast<double>(spec.elems_per_thread) * spec.threads_per_row -
+                                      static_cast<double>(C))
+                  : 0.0;
     const bool faster = spec.est_seconds < best_seconds * (1 - kEstimateResolution);
     const bool tied = !faster && spec.est_seconds <= best_seconds * (1 + kEstimateResolution);
     const bool wins_tie =
-        tied && std::make_tuple(-static_cast<double>(bytes), spec.vector_width, -spec.est_seconds) >
-                    std::make_tuple(-static_cast<double>(best_bytes), best_vector, -best_seconds);
+        tied && std::make_tuple(-static_cast<double>(bytes), spec.vector_width, -idle, -spec.est_seconds) >
+                    std::make_tuple(-static_cast<double>(best_bytes), best_vector, -best_idle, -best_seconds);
     if (faster || wins_tie) {
       best = i;
       best_seconds = spec.est_seconds;
       best_vector = spec.vector_width;
       best_bytes = bytes;
+      best_idle = idle;
     }
   }
   if (best == mappings.size() && smallest_code_over < std::numeric_limits<double>::infinity()) {

@@ -350,7 +350,13 @@ double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
   if (keeps_values_in_registers(s) && (V > 1 || s.threads_per_row == 1)) {
     // The whole row share is loaded before it is used: vector code issues it up front, and a
     // thread that owns its row has no per-element guard to serialize the unrolled loads.
-    return element_bytes * static_cast<double>(s.elems_per_thread) * vector_share;
+    // Whole vectors give some threads a step more than others: the row's threads have no
+    // more in flight than the row holds, a scalar share each.
+    if (s.row_alignment == RowVectorAlignment::kShifted)
+      return element_bytes * static_cast<double>(s.elems_per_thread) * vector_share;
+    const int64_t T = std::max(1, s.threads_per_row);
+    const int64_t share = s.cols / T + (s.cols % T != 0 ? 1 : 0);
+    return element_bytes * static_cast<double>(std::min(s.elems_per_thread, share));
   }
   // One vector per loop step. A scalar row loop strides by the row's threads with one bound
   // check per step: ptxas unrolls it and issues four or more loads before their first use (16

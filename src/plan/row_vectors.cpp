@@ -10,7 +10,10 @@ namespace {
 size_t widest_row_access(const Graph& g, const KernelSpec& spec) {
   size_t widest = 0;
   for (ValueId v : spec.loaded) {
-    if (g.node(v).dims == spec.domain) widest = std::max(widest, dtype_size(g.node(v).dtype));
+    // Read at the element's flat index: the domain's dims, or its element count through a
+    // reshape (codegen reads both in the row's vectors).
+    if (element_count(g.node(v).dims) == element_count(spec.domain))
+      widest = std::max(widest, dtype_size(g.node(v).dtype));
   }
   for (ValueId v : spec.stored) {
     if (spec.role(v) == ValueRole::kElement) widest = std::max(widest, dtype_size(g.node(v).dtype));
@@ -45,7 +48,8 @@ int64_t innermost_row_run(const KernelSpec& spec) {
   return axis == static_cast<int64_t>(spec.domain.size()) - 1 ? 0 : run;
 }
 
-int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment alignment) {
+int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment alignment,
+                     RowVectorSlots slots) {
   if (spec.reduced_axes.empty() || spec.schedule == ScheduleKind::kThreadPerRow) return 1;
   const int64_t run = innermost_row_run(spec);
   if (!spec.contiguous_rows && (run == 0 || alignment == RowVectorAlignment::kShifted)) return 1;
@@ -61,6 +65,7 @@ int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment 
   }
   auto fits = [&](int64_t width) {
     if (spec.cols % width != 0 || run % width != 0) return false;
+    if (slots == RowVectorSlots::kWholeVectors) return true;
     const int64_t vectors = spec.cols / width;
     return (vectors + T - 1) / T * width <= spec.elems_per_thread;
   };

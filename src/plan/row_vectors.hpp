@@ -13,18 +13,31 @@ namespace fstitch {
 // store, in elements; 0 when it has none (or one wider than 16 bytes).
 int64_t widest_row_vector(const Graph& g, const KernelSpec& spec);
 
+// How a row kernel's thread share of a pass relates to its vectors.
+enum class RowVectorSlots : uint8_t {
+  // No more elements than the scalar mapping gives a thread (ceil(cols / T)): the vector
+  // narrows until its steps fit that share.
+  kScalarShare,
+  // Whole vectors of the widest width that divides the row: a thread holds
+  // ceil(vectors / T) x V elements, a few more slots than its scalar share where the
+  // vectors do not divide evenly among the threads (a row of 3136 f32 columns: 13 steps of 4
+  // elements for 64 threads, against 49 scalars).
+  kWholeVectors,
+};
+
 // For a row kernel whose schedule, threads_per_row, elems_per_thread, loaded and stored are
 // set, with rows aligned as `alignment` asks:
-// - kRowStart: widest_row_vector, halved until it divides cols and no thread holds more
-//   than elems_per_thread elements of a pass (so the register budget of the row cache is the
-//   one the scalar mapping has);
+// - kRowStart: widest_row_vector, halved until it divides cols and (kScalarShare) no thread
+//   holds more than elems_per_thread elements of a pass (so the register budget of the row
+//   cache is the one the scalar mapping has);
 // - kShifted: widest_row_vector itself when cols is not a multiple of it and every row has
 //   a whole vector (cols >= 2V - 1), else 1 (the row-start alignment covers the rest).
 // Rows that are not contiguous take vectors that divide their innermost run
 // (innermost_row_run), row-start aligned only. 1 when the rows are not contiguous and the
 // innermost axis is kept, the kernel is elementwise, or a vector of the widest type would
 // span fewer than 4 bytes.
-int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment alignment);
+int row_vector_width(const Graph& g, const KernelSpec& spec, RowVectorAlignment alignment,
+                     RowVectorSlots slots = RowVectorSlots::kScalarShare);
 
 // The consecutive elements a row of a reduction kernel holds in memory at a time: the whole
 // row when rows are contiguous, else the extent of the run of reduced axes that ends the

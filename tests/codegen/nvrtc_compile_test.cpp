@@ -114,7 +114,7 @@ TEST(NvrtcCompile, RowKernelsAtTailAndOddShapesCompileWithoutSpills) {
   std::vector<jit::CompileRequest> requests;
   std::vector<std::string> labels;
   for (const auto& c : testing::canonical_graphs()) {
-    for (int64_t cols : {3, 17, 1000, 1024, 4097, 8191}) {
+    for (int64_t cols : {3, 17, 784, 1000, 1024, 1600, 3136, 4097, 8191}) {
       for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
         Graph g = c.build(100, cols, t);
         for (int sm : {80, 90}) {

@@ -99,5 +99,37 @@ TEST(RowSchedule, BlocksOfWholeVectors) {
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 
+// Rows whose widest vectors do not divide evenly among the row's threads (784, 1600 and 3136
+// columns): whole vectors, a thread's last step guarded, its slots beyond its scalar share;
+// every canonical graph, both thread orders.
+TEST(RowSchedule, WholeVectorsBeyondTheScalarShare) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{300, 784}, {200, 1600}, {100, 3136}};
+  std::vector<DiffCase> cases;
+  uint64_t data_seed = 7000;
+  size_t beyond_share = 0;
+  for (const CanonicalGraph& canonical : canonical_graphs()) {
+    for (const auto& [rows, cols] : shapes) {
+      for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+        auto graph = std::make_shared<const Graph>(canonical.build(rows, cols, dtype));
+        for (const PlannedKernel& k : plan_fusion(*graph, FusionOptions{}).kernels) {
+          const int64_t t = k.spec.threads_per_row;
+          if (k.spec.vector_width > 1 && k.spec.schedule != ScheduleKind::kSplitRow)
+            beyond_share += k.spec.elems_per_thread > (k.spec.cols + t - 1) / t ? 1 : 0;
+        }
+        DiffCase c;
+        c.label = canonical.name + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                  dtype_name(dtype);
+        c.reproduce =
+            "fstitch_differential_tests --gtest_filter=RowSchedule.WholeVectorsBeyondTheScalarShare";
+        c.graph = graph;
+        c.data_seed = ++data_seed;
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  EXPECT_GE(beyond_share, 6u);
+  for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
+}
+
 }  // namespace
 }  // namespace fstitch::testing

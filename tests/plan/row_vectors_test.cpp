@@ -1,8 +1,9 @@
 // Properties of a row kernel's vector width: a vector is at most 16 bytes of the widest
-// element-shaped access and at least 4 bytes; it divides the row and a thread holds no more
-// elements of a pass than the scalar mapping gives it (so the row cache's register budget is
-// unchanged), or the row is not a whole number of 16-byte vectors and moves in shifted ones
-// with slots for its head and tail. Rows shorter than two vectors that no width divides use 1.
+// element-shaped access and at least 4 bytes; it divides the row and a thread's slots hold
+// its whole vectors of a pass (no more elements than the scalar mapping gives it, or the
+// widest vector with the few more slots its steps need), or the row is not a whole number
+// of 16-byte vectors and moves in shifted ones with slots for its head and tail. Rows
+// shorter than two vectors that no width divides use 1.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -52,6 +53,32 @@ TEST(RowVectors, WidthDividesTheRowAndKeepsTheRegisterBudget) {
       }
     }
   }
+}
+
+// Rows whose 16-byte vectors do not divide evenly among a block's threads (InstanceNorm's
+// 56 x 56 = 3136 columns, GPT-2 XL's 1600, 28 x 28 = 784): the widest vector with a few
+// more slots a thread (13 steps of 4 f32 for 64 threads, against 49 scalars) rather than
+// one element at a time, which issues four to eight times the memory instructions.
+TEST(RowVectors, WholeVectorsWhereTheScalarShareWouldNarrowThem) {
+  size_t beyond_share = 0;
+  for (const auto& c : testing::canonical_graphs()) {
+    if (c.name != "layer_norm" && c.name != "log_softmax") continue;
+    for (int64_t cols : {3136, 1600, 784}) {
+      for (DType t : {DType::kF32, DType::kBF16}) {
+        const Graph g = c.build(8192, cols, t);
+        const FusionPlan plan = plan_fusion(g, FusionOptions{});
+        ASSERT_EQ(plan.kernels.size(), 1u);
+        const KernelSpec& s = plan.kernels[0].spec;
+        SCOPED_TRACE(c.name + " 8192x" + std::to_string(cols) + " " + dtype_name(t) + "\n" +
+                     dump_plan(g, plan));
+        EXPECT_EQ(s.vector_width * static_cast<int64_t>(dtype_size(t)), 16);
+        const int64_t T = s.threads_per_row, V = s.vector_width;
+        EXPECT_EQ(s.elems_per_thread, (cols / V + T - 1) / T * V);
+        beyond_share += s.elems_per_thread > (cols + T - 1) / T ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GE(beyond_share, 4u);
 }
 
 TEST(RowVectors, WholeRowsOfWideTilesUseSixteenBytes) {
