@@ -869,7 +869,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   // more steps than their scalar share holds (the scalar share would narrow it), with a
   // vector for every thread (fewer would leave threads idle through the whole row).
   const int64_t row_run = has_reduction ? innermost_row_run(spec) : 0;
-  auto ceil_div = [](int64_t n, int64_t d) { return n / d + (n % d != 0 ? 1 : 0); };  // no overflow
+  auto ceil_div = [](int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); };  // no overflow
   auto share_narrows_vectors = [&](int t) {
     int64_t V = widest_vector;
     while (V > 1 && (C % V != 0 || row_run % V != 0)) V /= 2;
