@@ -404,6 +404,16 @@ TEST(NvrtcCompile, ColumnPassKernelsCompileWithinTheirOccupancy) {
   std::vector<std::string> labels;
   std::vector<KernelSpec> specs;
   std::set<std::pair<bool, RowCache>> seen;  // (group release, cache) of the kernels
+  auto add = [&](const Graph& g, const PlannedKernel& k, int sm, const char* file, std::string label) {
+    seen.insert({k.spec.column.releases_groups(), k.spec.cache});
+    jit::CompileRequest r;
+    r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
+    r.name = file;
+    r.arch = sm;
+    requests.push_back(r);
+    specs.push_back(k.spec);
+    labels.push_back(std::move(label));
+  };
   for (const auto& [dims, axes] : shapes) {
     for (testing::ColumnPassGraph kind :
          {testing::ColumnPassGraph::kSoftmax, testing::ColumnPassGraph::kNormalize,
@@ -414,15 +424,9 @@ TEST(NvrtcCompile, ColumnPassKernelsCompileWithinTheirOccupancy) {
           const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
           for (const PlannedKernel& k : p.kernels) {
             if (k.spec.schedule != ScheduleKind::kColumnTile || k.spec.column.passes < 2) continue;
-            seen.insert({k.spec.column.releases_groups(), k.spec.cache});
-            jit::CompileRequest r;
-            r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
-            r.name = "column_passes.cu";
-            r.arch = sm;
-            requests.push_back(r);
-            specs.push_back(k.spec);
-            labels.push_back(std::string(testing::column_pass_graph_name(kind)) + " " +
-                             testing::dims_text(dims) + " " + dtype_name(t) + " sm_" + std::to_string(sm));
+            add(g, k, sm, "column_passes.cu",
+                std::string(testing::column_pass_graph_name(kind)) + " " + testing::dims_text(dims) + " " +
+                    dtype_name(t) + " sm_" + std::to_string(sm));
           }
         }
       }
@@ -437,15 +441,9 @@ TEST(NvrtcCompile, ColumnPassKernelsCompileWithinTheirOccupancy) {
         const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
         for (const PlannedKernel& k : p.kernels) {
           if (k.spec.schedule != ScheduleKind::kColumnTile || k.spec.online_sums.empty()) continue;
-          seen.insert({k.spec.column.releases_groups(), k.spec.cache});
-          jit::CompileRequest r;
-          r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
-          r.name = "column_online_sums.cu";
-          r.arch = sm;
-          requests.push_back(r);
-          specs.push_back(k.spec);
-          labels.push_back("column_softmax " + testing::dims_text(dims) + " " + dtype_name(t) + " sm_" +
-                           std::to_string(sm));
+          add(g, k, sm, "column_online_sums.cu",
+              "column_softmax " + testing::dims_text(dims) + " " + dtype_name(t) + " sm_" +
+                  std::to_string(sm));
         }
       }
     }
