@@ -3,6 +3,7 @@
 // orders (or on a GPU) against the reference evaluator, with the plan's properties checked.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -37,12 +38,14 @@ TEST(Differential, NormBackwardReadsXAndDyOnce) {
                          {"rms_norm_backward", rms_norm_backward},
                          {"softmax_with_column_stats", softmax_with_column_stats}};
   // Small shapes, where one kernel's two combining steps may cost more than a second
-  // launch, and 512 x 768, where the model fuses the f32 LayerNorm backward.
-  const std::pair<int64_t, int64_t> shapes[] = {{64, 256}, {33, 100}, {300, 24},
-                                                {5, 2048}, {1, 7},    {512, 768}};
+  // launch, 512 x 768, where the model fuses the f32 LayerNorm backward, and rows whose
+  // vectors do not split evenly among their threads (784, 1600: whole vectors, a guarded
+  // last step beside the column totals).
+  const std::pair<int64_t, int64_t> shapes[] = {{64, 256}, {33, 100},  {300, 24},  {5, 2048},
+                                                {1, 7},    {512, 768}, {300, 784}, {512, 1600}};
   std::vector<DiffCase> cases;
   uint64_t data_seed = 9500;
-  size_t fused = 0;
+  size_t fused = 0, whole_vectors = 0;
   for (const Case& c : graphs) {
     for (const auto& [rows, cols] : shapes) {
       for (DType dtype : {DType::kF32, DType::kBF16}) {
@@ -54,6 +57,10 @@ TEST(Differential, NormBackwardReadsXAndDyOnce) {
         const FusionPlan p = plan_fusion(*graph, FusionOptions{});
         if (fused_kernels(p).size() == 1) {
           ++fused;
+          const KernelSpec& s = p.kernels[0].spec;
+          const int64_t t = std::max(1, s.threads_per_row);
+          whole_vectors +=
+              !s.column_totals.empty() && s.vector_width > 1 && s.elems_per_thread > (cols + t - 1) / t;
           EXPECT_EQ(p.planned_bytes - p.kernels[0].spec.column_total_partial_bytes * 2, p.lower_bound_bytes)
               << label << "\n"
               << dump_plan(*graph, p);
@@ -75,6 +82,7 @@ TEST(Differential, NormBackwardReadsXAndDyOnce) {
   }
   std::printf("[ column totals ] %zu of %zu plans are one kernel\n", fused, cases.size());
   EXPECT_GE(fused, 6u);
+  EXPECT_GE(whole_vectors, 1u);
   const HarnessOptions options = harness_options_from_env();
   for (const CaseResult& r : run_cases(cases, options)) EXPECT_TRUE(r.ok) << r.report;
 }
