@@ -28,6 +28,12 @@ bool is_elementwise(OpKind op) {
   return f == OpFamily::kUnary || f == OpFamily::kBinary || f == OpFamily::kSelect || f == OpFamily::kCast;
 }
 
+// Schedules whose threads of a row (lanes of a sub-warp, a warp or a block) walk the whole row.
+bool walks_whole_rows(ScheduleKind s) {
+  return s == ScheduleKind::kSubWarpPerRow || s == ScheduleKind::kWarpPerRow ||
+         s == ScheduleKind::kBlockPerRow;
+}
+
 // Dims of D with the reduced axes removed.
 Dims kept_dims(const Dims& domain, const std::vector<int64_t>& axes) {
   Dims out;
@@ -898,9 +904,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     }
     // Whole vectors with a few more slots, scored against the narrower ones (a split row
     // sizes its slices itself).
-    const bool whole_row = kind == ScheduleKind::kSubWarpPerRow || kind == ScheduleKind::kWarpPerRow ||
-                           kind == ScheduleKind::kBlockPerRow;
-    if (whole_row && share_narrows_vectors(t))
+    if (walks_whole_rows(kind) && share_narrows_vectors(t))
       add(RowVectorAlignment::kRowStart, RowVectorSlots::kWholeVectors);
   };
   // Column totals: each row mapping also with grids of one, two and four blocks per SM.
@@ -1159,13 +1163,11 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     // threads share the row evenly (96 threads of one bf16 vector each for 768 columns)
     // over one whose last step leaves some of them waiting (64 threads, 1.5 vectors each).
     const uint64_t bytes = add_traffic(spec.bytes_read, spec.bytes_written);
-    const bool whole_row = spec.schedule == ScheduleKind::kSubWarpPerRow ||
-                           spec.schedule == ScheduleKind::kWarpPerRow ||
-                           spec.schedule == ScheduleKind::kBlockPerRow;
     const double idle =
-        whole_row ? std::max(0.0, static_cast<double>(spec.elems_per_thread) * spec.threads_per_row -
-                                      static_cast<double>(C))
-                  : 0.0;
+        walks_whole_rows(spec.schedule)
+            ? std::max(0.0, static_cast<double>(spec.elems_per_thread) * spec.threads_per_row -
+                                static_cast<double>(C))
+            : 0.0;
     const bool faster = spec.est_seconds < best_seconds * (1 - kEstimateResolution);
     const bool tied = !faster && spec.est_seconds <= best_seconds * (1 + kEstimateResolution);
     const bool wins_tie =
