@@ -51,6 +51,8 @@ REDUCTIONS = {
     "group_norm": ((8, 512, 4096), 2),
     # Training forward over NCHW: statistics over axes 0, 2 and 3 (ResNet-50's first, batch 32).
     "batch_norm": ((32, 64, 56, 56), 0),
+    # Statistics of each image's channel over H x W (56 x 56 = 3136 columns a row).
+    "instance_norm": ((32, 64, 56, 56), 0),
 }
 GROUP_NORM_GROUPS = 32  # kBenchmarkGroups of reduction_graphs.hpp
 # Elements a reduction graph writes, from its input shape (default: the kept axes, once).
@@ -61,6 +63,7 @@ REDUCTION_OUTPUT_ELEMENTS = {
     "rms_norm_backward": lambda dims: element_count(dims) + dims[-1],  # dx, dgamma
     "group_norm": lambda dims: element_count(dims),
     "batch_norm": lambda dims: element_count(dims) + 2 * dims[1],  # y, the batch's mean and variance
+    "instance_norm": lambda dims: element_count(dims),
 }
 # The multi-tensor optimizer step of tests/common/packed_graphs.cpp: AdamW (the constants of
 # adamw_step) over `dims[0]` parameter tensors of transformer_parameter_sizes, f32 only (torch
@@ -91,6 +94,7 @@ INPUTS = {
     "rms_norm_backward": [("x", "d"), ("dy", "d"), ("w", "dv")],
     "group_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],  # "dc": the input shape's channel axis (1)
     "batch_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],
+    "instance_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],
 }
 OUTPUT_COUNT = {name: 2 if name == "bias_residual_layer_norm" else 1 for name in GRAPHS}
 ELEMENT_BYTES = {"f32": 4, "bf16": 2}
@@ -201,6 +205,9 @@ def torch_graphs(torch):
         # batch's statistics stay inside (fstitch's graph writes them out: 2 x C elements).
         return (F.batch_norm(x, None, None, gamma, beta, training=True, eps=1e-5),)
 
+    def instance_norm(x, gamma, beta):
+        return (F.instance_norm(x, None, None, gamma, beta, use_input_stats=True, eps=1e-5),)
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -216,6 +223,7 @@ def torch_graphs(torch):
         "rms_norm_backward": rms_norm_backward,
         "group_norm": group_norm,
         "batch_norm": batch_norm,
+        "instance_norm": instance_norm,
     }
 
 
@@ -301,6 +309,15 @@ def jax_graphs(jax, jnp):
             beta.astype(f32).reshape(affine)
         return (y.astype(x.dtype), mean.astype(x.dtype), var.astype(x.dtype))
 
+    def instance_norm(x, gamma, beta):
+        xf = x.astype(f32)
+        mean = jnp.mean(xf, axis=(2, 3), keepdims=True)
+        var = jnp.mean((xf - mean) * (xf - mean), axis=(2, 3), keepdims=True)
+        affine = (1, -1, 1, 1)
+        y = (xf - mean) * jax.lax.rsqrt(var + 1e-5) * gamma.astype(f32).reshape(affine) + \
+            beta.astype(f32).reshape(affine)
+        return (y.astype(x.dtype),)
+
     return {
         "layer_norm": layer_norm,
         "softmax_scale_mask": softmax_scale_mask,
@@ -316,6 +333,7 @@ def jax_graphs(jax, jnp):
         "rms_norm_backward": rms_norm_backward,
         "group_norm": group_norm,
         "batch_norm": batch_norm,
+        "instance_norm": instance_norm,
     }
 
 

@@ -166,8 +166,17 @@ def make_fake_torch(failing_compile_graph):
         channel = (1, a.shape[1]) + (1,) * (a.ndim - 2)
         return Tensor(v * weight.array.reshape(channel) + bias.array.reshape(channel), t.dtype)
 
+    def instance_norm(t, running_mean, running_var, weight, bias, use_input_stats, eps):
+        assert use_input_stats and running_mean is None and running_var is None
+        a = t.array.astype(np.float64)
+        axes = tuple(range(2, a.ndim))
+        v = (a - a.mean(axis=axes, keepdims=True)) / np.sqrt(a.var(axis=axes, keepdims=True) + eps)
+        channel = (1, a.shape[1]) + (1,) * (a.ndim - 2)
+        return Tensor(v * weight.array.reshape(channel) + bias.array.reshape(channel), t.dtype)
+
     torch.nn = types.SimpleNamespace(
-        functional=types.SimpleNamespace(gelu=gelu, group_norm=group_norm, batch_norm=batch_norm),
+        functional=types.SimpleNamespace(gelu=gelu, group_norm=group_norm, batch_norm=batch_norm,
+                                         instance_norm=instance_norm),
         Parameter=lambda t: t)
     torch.optim = types.SimpleNamespace(AdamW=FakeAdamW)
 
@@ -307,18 +316,20 @@ class TorchBaselineTest(unittest.TestCase):
                                    "--modes", "eager,compile", "--output", output,
                                    "--reduction-dims",
                                    "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4,column_softmax_large=6x3,"
-                                   "layer_norm_backward=4x6,rms_norm_backward=3x5,group_norm=2x64x3,batch_norm=2x3x4x5,adamw_step=2"])
+                                   "layer_norm_backward=4x6,rms_norm_backward=3x5,group_norm=2x64x3,batch_norm=2x3x4x5,"
+                                   "instance_norm=2x3x4x5,adamw_step=2"])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
-        # Six graphs and eight reductions, two dtypes each, and the AdamW step in f32.
-        self.assertEqual(len(doc["cases"]), 29)
+        # Six graphs and nine reductions, two dtypes each, and the AdamW step in f32.
+        self.assertEqual(len(doc["cases"]), 31)
         reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c and c["graph"] != "adamw_step"}
         self.assertEqual(sorted(reductions), [("batch_norm", "bf16"), ("batch_norm", "f32"),
                                               ("bias_grad_column_sum", "bf16"), ("bias_grad_column_sum", "f32"),
                                               ("column_softmax", "bf16"), ("column_softmax", "f32"),
                                               ("column_softmax_large", "bf16"), ("column_softmax_large", "f32"),
                                               ("group_norm", "bf16"), ("group_norm", "f32"),
+                                              ("instance_norm", "bf16"), ("instance_norm", "f32"),
                                               ("layer_norm_backward", "bf16"), ("layer_norm_backward", "f32"),
                                               ("middle_axis_sum", "bf16"), ("middle_axis_sum", "f32"),
                                               ("rms_norm_backward", "bf16"), ("rms_norm_backward", "f32")])
@@ -332,6 +343,8 @@ class TorchBaselineTest(unittest.TestCase):
         self.assertEqual(reductions[("group_norm", "f32")]["lower_bound_bytes"], (2 * 384 + 2 * 64) * 4)
         # x, gamma and beta read; y, the mean and the variance of each of the 3 channels written.
         self.assertEqual(reductions[("batch_norm", "f32")]["lower_bound_bytes"], (2 * 120 + 4 * 3) * 4)
+        # x, gamma and beta read; y written.
+        self.assertEqual(reductions[("instance_norm", "f32")]["lower_bound_bytes"], (2 * 120 + 2 * 3) * 4)
         for case in doc["cases"]:
             self.assertGreater(case["results"]["eager"]["median_us"], 0)
             if case["graph"] == "gelu_bias":

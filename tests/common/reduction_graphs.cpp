@@ -182,6 +182,29 @@ Graph batch_norm_training(const Dims& nchw, DType dtype) {
   return g;
 }
 
+Graph instance_norm(const Dims& nchw, DType dtype) {
+  if (nchw.size() != 4) throw std::invalid_argument("instance_norm takes [n, c, h, w]");
+  Graph g;
+  const int64_t c = nchw[1];
+  auto in_f32 = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, DType::kF32) : v; };
+  const DType compute = low_precision(dtype) ? DType::kF32 : dtype;
+  const ValueId x = in_f32(build_input(g, "x", dtype, nchw));
+  const ValueId gamma = in_f32(build_input(g, "gamma", dtype, {c, 1, 1}));
+  const ValueId beta = in_f32(build_input(g, "beta", dtype, {c, 1, 1}));
+  const std::vector<int64_t> axes = {2, 3};
+  const ValueId mean = build_reduce(g, OpKind::kReduceMean, x, axes, true);
+  const ValueId xc = build_binary(g, OpKind::kSub, x, build_broadcast(g, mean, nchw));
+  const ValueId var = build_reduce(g, OpKind::kReduceMean, build_binary(g, OpKind::kMul, xc, xc), axes, true);
+  const ValueId eps = build_broadcast(g, build_constant_f64(g, compute, 1e-5), {nchw[0], c, 1, 1});
+  const ValueId rstd = build_unary(g, OpKind::kRsqrt, build_binary(g, OpKind::kAdd, var, eps));
+  const ValueId xhat = build_binary(g, OpKind::kMul, xc, build_broadcast(g, rstd, nchw));
+  const ValueId y =
+      build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, xhat, build_broadcast(g, gamma, nchw)),
+                   build_broadcast(g, beta, nchw));
+  build_output(g, "y", low_precision(dtype) ? build_cast(g, y, dtype) : y);
+  return g;
+}
+
 Graph batch_norm_backward(const Dims& nchw, DType dtype) {
   if (nchw.size() != 4) throw std::invalid_argument("batch_norm_backward takes [n, c, h, w]");
   Graph g;
@@ -245,6 +268,7 @@ const std::vector<ShapedGraph>& reduction_graphs() {
          return group_norm({dims[0], dims[1], dims[2], kBenchmarkGroups}, dtype);
        }},
       {"batch_norm", {32, 64, 56, 56}, {4, 16, 8, 8}, batch_norm_training},
+      {"instance_norm", {32, 64, 56, 56}, {2, 8, 28, 28}, instance_norm},
   };
   return graphs;
 }

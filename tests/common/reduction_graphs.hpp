@@ -56,6 +56,11 @@ Graph group_norm(const GroupNormShape& shape, DType dtype, GroupNormExtras extra
 // and the mean and variance [1, C, 1, 1] a framework folds into its running statistics.
 // 16-bit inputs computed in f32.
 Graph batch_norm_training(const Dims& nchw, DType dtype);
+// InstanceNorm over x [N, C, H, W]: the statistics of each image's channel (mean and biased
+// variance over H and W, axes 2 and 3), y = (x - mean) * rsqrt(var + 1e-5) * gamma + beta
+// with gamma and beta [C, 1, 1] (rows of H x W columns: 56 x 56 = 3136, whose 16-byte
+// vectors split evenly among no block's threads). 16-bit inputs computed in f32.
+Graph instance_norm(const Dims& nchw, DType dtype);
 
 // Its backward: from x, dy, the saved mean and rstd [1, C, 1, 1] and gamma [C, 1, 1], with
 // xhat = (x - mean) * rstd: dx = gamma * rstd * (dy - mean(dy) - xhat * mean(dy * xhat)),
@@ -73,9 +78,10 @@ inline constexpr int64_t kBenchmarkGroups = 32;
 
 // bias_grad_column_sum at [8192, 1024], middle_axis_sum at [64, 4096, 64], column_softmax
 // at [4096, 1024] and (column_softmax_large) at [16384, 768], layer_norm_backward and
-// rms_norm_backward at [8192, 1024], group_norm (32 groups) at [8, 512, 4096] and batch_norm
-// (batch_norm_training) at [32, 64, 56, 56] (dims are x's; their other inputs follow from
-// them); in the --check mode at [256, 1024], [8, 256, 64] or [4, 16, 8, 8].
+// rms_norm_backward at [8192, 1024], group_norm (32 groups) at [8, 512, 4096], batch_norm
+// (batch_norm_training) and instance_norm at [32, 64, 56, 56] (dims are x's; their other
+// inputs follow from them); in the --check mode at [256, 1024], [8, 256, 64], [4, 16, 8, 8]
+// or [2, 8, 28, 28].
 const std::vector<ShapedGraph>& reduction_graphs();
 
 }  // namespace fstitch::testing

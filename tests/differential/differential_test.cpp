@@ -145,9 +145,10 @@ TEST(Differential, ReductionGraphs) {
   for (const ShapedGraph& reduction : reduction_graphs()) {
     // The norm backwards run at more shapes in Differential.NormBackwardReadsXAndDyOnce, GroupNorm
     // (whose channels split into groups) in Differential.GroupNormIsOneKernelThroughItsReshapes,
-    // BatchNorm (four axes) in StridedRows.BatchNormAndReductionsOverSplitAxesMatchTheReference.
+    // BatchNorm (four axes) in StridedRows.BatchNormAndReductionsOverSplitAxesMatchTheReference,
+    // InstanceNorm (four axes) in RowSchedule.WholeVectorsBeyondTheScalarShare.
     if (reduction.name == "layer_norm_backward" || reduction.name == "rms_norm_backward" ||
-        reduction.name == "group_norm" || reduction.name == "batch_norm")
+        reduction.name == "group_norm" || reduction.name == "batch_norm" || reduction.name == "instance_norm")
       continue;
     const bool column = reduction.dims.size() == 2;
     for (const Dims& dims : column ? column_shapes : middle_shapes) {

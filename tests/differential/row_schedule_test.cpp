@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/canonical_graphs.hpp"
+#include "common/reduction_graphs.hpp"
 #include "differential/harness.hpp"
 
 namespace fstitch::testing {
@@ -125,6 +126,17 @@ TEST(RowSchedule, WholeVectorsBeyondTheScalarShare) {
         c.data_seed = ++data_seed;
         cases.push_back(std::move(c));
       }
+    }
+  }
+  // InstanceNorm's rows of 28 x 28 and 56 x 56 (its affine per channel, a row-indexed operand).
+  for (const Dims& nchw : {Dims{2, 8, 28, 28}, Dims{1, 4, 56, 56}}) {
+    for (DType dtype : {DType::kF32, DType::kBF16}) {
+      DiffCase c;
+      c.label = "instance_norm " + dims_text(nchw) + " " + dtype_name(dtype);
+      c.reproduce = "fstitch_differential_tests --gtest_filter=RowSchedule.WholeVectorsBeyondTheScalarShare";
+      c.graph = std::make_shared<const Graph>(instance_norm(nchw, dtype));
+      c.data_seed = ++data_seed;
+      cases.push_back(std::move(c));
     }
   }
   EXPECT_GE(beyond_share, 6u);
