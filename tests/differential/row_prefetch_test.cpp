@@ -15,7 +15,7 @@ namespace fstitch::testing {
 namespace {
 
 TEST(Differential, RowsReadAheadGiveTheReferenceResults) {
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{301, 128}, {257, 200}, {97, 768}, {45, 1000}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{301, 128}, {129, 256}, {257, 200}, {97, 768}, {45, 1000}};
   std::vector<DiffCase> cases;
   uint64_t data_seed = 9100;
   size_t read_ahead = 0;
