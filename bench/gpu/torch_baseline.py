@@ -53,6 +53,9 @@ REDUCTIONS = {
     "batch_norm": ((32, 64, 56, 56), 0),
     # Statistics of each image's channel over H x W (56 x 56 = 3136 columns a row).
     "instance_norm": ((32, 64, 56, 56), 0),
+    # A softmax over each row divided by its column sums (one Sinkhorn step of an attention
+    # map): rows, then columns, over the same data.
+    "sinkhorn_step": ((4096, 1024), 0),
 }
 GROUP_NORM_GROUPS = 32  # kBenchmarkGroups of reduction_graphs.hpp
 # Elements a reduction graph writes, from its input shape (default: the kept axes, once).
@@ -64,6 +67,7 @@ REDUCTION_OUTPUT_ELEMENTS = {
     "group_norm": lambda dims: element_count(dims),
     "batch_norm": lambda dims: element_count(dims) + 2 * dims[1],  # y, the batch's mean and variance
     "instance_norm": lambda dims: element_count(dims),
+    "sinkhorn_step": lambda dims: element_count(dims),
 }
 # The multi-tensor optimizer step of tests/common/packed_graphs.cpp: AdamW (the constants of
 # adamw_step) over `dims[0]` parameter tensors of transformer_parameter_sizes, f32 only (torch
@@ -95,6 +99,7 @@ INPUTS = {
     "group_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],  # "dc": the input shape's channel axis (1)
     "batch_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],
     "instance_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],
+    "sinkhorn_step": [("x", "d")],
 }
 OUTPUT_COUNT = {name: 2 if name == "bias_residual_layer_norm" else 1 for name in GRAPHS}
 ELEMENT_BYTES = {"f32": 4, "bf16": 2}
@@ -182,6 +187,12 @@ def torch_graphs(torch):
         e = torch.exp(xf - xf.amax(dim=0, keepdim=True))
         return ((e / e.sum(dim=0, keepdim=True)).to(x.dtype),)
 
+    def sinkhorn_step(x):
+        xf = x.float()
+        e = torch.exp(xf - xf.amax(dim=1, keepdim=True))
+        y = e / e.sum(dim=1, keepdim=True)
+        return ((y / y.sum(dim=0, keepdim=True)).to(x.dtype),)
+
     def layer_norm_backward(x, dy, w):
         xc = x - x.mean(dim=1, keepdim=True)
         rstd = torch.rsqrt((xc * xc).mean(dim=1, keepdim=True) + 1e-5)
@@ -224,6 +235,7 @@ def torch_graphs(torch):
         "group_norm": group_norm,
         "batch_norm": batch_norm,
         "instance_norm": instance_norm,
+        "sinkhorn_step": sinkhorn_step,
     }
 
 
@@ -275,6 +287,12 @@ def jax_graphs(jax, jnp):
         xf = x.astype(f32)
         e = jnp.exp(xf - jnp.max(xf, axis=0, keepdims=True))
         return ((e / jnp.sum(e, axis=0, keepdims=True)).astype(x.dtype),)
+
+    def sinkhorn_step(x):
+        xf = x.astype(f32)
+        e = jnp.exp(xf - jnp.max(xf, axis=1, keepdims=True))
+        y = e / jnp.sum(e, axis=1, keepdims=True)
+        return ((y / jnp.sum(y, axis=0, keepdims=True)).astype(x.dtype),)
 
     def layer_norm_backward(x, dy, w):
         xc = x - jnp.mean(x, axis=1, keepdims=True)
@@ -334,6 +352,7 @@ def jax_graphs(jax, jnp):
         "group_norm": group_norm,
         "batch_norm": batch_norm,
         "instance_norm": instance_norm,
+        "sinkhorn_step": sinkhorn_step,
     }
 
 

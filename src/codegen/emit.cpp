@@ -59,11 +59,12 @@ struct ReduceCode {
 // allows 64. A row read ahead takes the hint too: its next row's vectors are live across
 // the whole row, and ptxas, left to its own register target, spilled a few bytes of such
 // kernels at 56 or 64 registers (bias + residual + LayerNorm bf16 [97, 768] on sm_80). A
-// packed launch's grid is fixed at its planned occupancy, which it takes as its hint.
+// packed launch's grid is fixed at its planned occupancy, which it takes as its hint. So does
+// a kernel whose rows wait at a grid barrier: every block of its grid must be resident.
 std::string launch_bounds(const KernelSpec& s, bool packed = false) {
   std::string bounds = "__launch_bounds__(" + std::to_string(s.block_threads);
   if (s.schedule == ScheduleKind::kColumnTile || s.schedule == ScheduleKind::kSplitRow ||
-      s.prefetch == RowPrefetch::kNextRow || packed) {
+      s.prefetch == RowPrefetch::kNextRow || s.stages == RowStages::kRowsAfterTotals || packed) {
     bounds += ", " + std::to_string(std::max(1, s.planned_blocks_per_sm));
   } else if (s.block_threads >= 1024) {
     bounds += ", 1";
@@ -311,11 +312,13 @@ class KernelEmitter {
             row_shaped_operand(o.dims)) {
           return kRowIndex;
         }
-        // Broadcast over the rows (gamma, beta, a bias): read at the column the loop has (row
-        // loops have one; a column tile indexes its elements otherwise).
+        // Broadcast over the rows (gamma, beta, a bias, a column total after its grid
+        // barrier): read at the column the loop has (row loops have one; a column tile indexes
+        // its elements otherwise).
         if (idx == kElement && !s_.reduced_axes.empty() && s_.schedule != ScheduleKind::kColumnTile &&
             column_shaped_operand(o.dims) &&
-            (!is_member(operand) || s_.role(operand) == ValueRole::kIndexed)) {
+            (!is_member(operand) || s_.role(operand) == ValueRole::kIndexed ||
+             s_.role(operand) == ValueRole::kColumnTotal)) {
           return kColumn;
         }
         return broadcast_index(n.dims, o.dims, idx);
@@ -357,7 +360,9 @@ class KernelEmitter {
     auto memo = scope_.find(key);
     if (memo != scope_.end()) return memo->second;
     std::string result;
-    if (inlined_.count(v)) {
+    if (idx == kElement && row_loop_ == RowLoop::kAfterTotals && keeps_rows() && is_crossing_value(v)) {
+      result = kept_value(v);
+    } else if (inlined_.count(v)) {
       request_operands_first(v, idx);
       result = compute(v, idx);
     } else if (!is_member(v)) {
@@ -407,6 +412,8 @@ class KernelEmitter {
         return fill_shared_cache(v, stored, from_row_vector, e);
       if (cached_.count(v) && idx == kElement) return cached_value(v, e);
       result = define(v, e);
+    } else if (s_.role(v) == ValueRole::kColumnTotal) {
+      result = column_total_after_barrier(v, idx);
     } else if (s_.role(v) == ValueRole::kRow && !s_.pure(v) && idx != kRowIndex && idx != kElement) {
       fail(StatusCode::kInternal, "codegen: row value %" + std::to_string(v) + " requested at another row");
     } else if (s_.role(v) == ValueRole::kRow && !s_.pure(v)) {
@@ -469,6 +476,9 @@ class KernelEmitter {
     if (inlined_.count(v)) return true;
     if (!is_member(v)) return false;
     if (s_.role(v) == ValueRole::kRow && !s_.pure(v)) return false;
+    if (s_.role(v) == ValueRole::kColumnTotal) return false;  // read after its grid barrier
+    if (idx == kElement && row_loop_ == RowLoop::kAfterTotals && keeps_rows() && is_crossing_value(v))
+      return false;  // from its kept row
     return !(cached_.count(v) && idx == kElement && cache_ready_.count(v));
   }
 
@@ -754,11 +764,12 @@ class KernelEmitter {
     std::vector<std::string> values;
     for (ValueId v : s_.stored) {
       if (permuted_element(v)) {
-        values.push_back(value_at(g_.node(v).operands[0], kElement));
+        values.push_back(stored_in_this_loop(v) ? value_at(g_.node(v).operands[0], kElement) : std::string());
         continue;
       }
       const bool element = s_.reduced_axes.empty() || s_.role(v) == ValueRole::kElement;
-      values.push_back(element ? value_at(v, kElement) : std::string());
+      values.push_back(element && (s_.reduced_axes.empty() || stored_in_this_loop(v)) ? value_at(v, kElement)
+                                                                                      : std::string());
     }
     return values;
   }

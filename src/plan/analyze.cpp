@@ -56,6 +56,19 @@ bool is_aligned_row_shape(const Dims& dims, const Dims& domain, const std::vecto
   return true;
 }
 
+// `dims`, aligned at the right with D, equals D on every reduced axis and is 1 (or absent)
+// elsewhere: broadcasting it to D repeats each column value down the rows (a column total).
+bool is_aligned_column_shape(const Dims& dims, const Dims& domain, const std::vector<int64_t>& axes) {
+  if (dims.size() > domain.size()) return false;
+  const size_t offset = domain.size() - dims.size();
+  for (size_t i = 0; i < domain.size(); ++i) {
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
+    const int64_t d = i < offset ? 1 : dims[i - offset];
+    if (reduced ? d != domain[i] : d != 1) return false;
+  }
+  return true;
+}
+
 // Which levels a mapping runs its passes by: the analyzed ones, or those with each online
 // sum accumulated in its max's pass (plan/online_sums.hpp; the column tile only).
 enum class PassLevels : uint8_t { kAsAnalyzed, kOnlineSums };
@@ -85,6 +98,8 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.gelu = GeluEvaluation::kPolynomial;
   s.gelu_to_16bit.clear();
   s.prefetch = RowPrefetch::kNone;
+  s.crossing = BarrierCrossing::kReadAgain;
+  s.kept_rows = 0;
 }
 
 // Back to a default KernelSpec, keeping the capacity of its vectors.
@@ -98,6 +113,9 @@ void reset(KernelSpec& s) {
   s.pures.clear();
   s.levels.clear();
   s.phases = 0;
+  s.after_totals.clear();
+  s.stages = RowStages::kOne;
+  s.crossing_values.clear();
   s.online_sums.clear();
   s.stored.clear();
   s.loaded.clear();
@@ -237,6 +255,26 @@ const char* value_role_name(ValueRole r) {
       return "column total";
     case ValueRole::kPermutedElement:
       return "permuted element";
+  }
+  return "?";
+}
+
+const char* row_stages_name(RowStages s) {
+  switch (s) {
+    case RowStages::kOne:
+      return "one row loop";
+    case RowStages::kRowsAfterTotals:
+      return "rows, grid barrier, rows again";
+  }
+  return "?";
+}
+
+const char* barrier_crossing_name(BarrierCrossing c) {
+  switch (c) {
+    case BarrierCrossing::kReadAgain:
+      return "read again";
+    case BarrierCrossing::kSharedRows:
+      return "kept in shared memory";
   }
   return "?";
 }
@@ -402,12 +440,14 @@ void place_column_total_partials(const Graph& g, KernelSpec& spec) {
   spec.column_total_group = group;
   spec.column_total_groups = (grid + group - 1) / group;
   spec.column_total_offsets.clear();
+  // A second stage reads the totals from one more row, which the last block writes.
+  const int64_t totals_rows = spec.stages == RowStages::kRowsAfterTotals ? 1 : 0;
   uint64_t offset = 0;
   for (ValueId v : spec.column_totals) {
     const Node& n = g.node(v);
     spec.column_total_offsets.push_back(offset);
     const uint64_t bytes = accumulator_bytes(n.op, n.dtype) *
-                           static_cast<uint64_t>(grid + spec.column_total_groups) *
+                           static_cast<uint64_t>(grid + spec.column_total_groups + totals_rows) *
                            static_cast<uint64_t>(spec.cols);
     offset += (bytes + 15) / 16 * 16;
   }
@@ -415,6 +455,35 @@ void place_column_total_partials(const Graph& g, KernelSpec& spec) {
   // The partials are placed for this grid, and each block's sums depend on the rows it
   // took: the launch keeps the planned grid, so results are the same in every run.
   spec.grid_policy = GridPolicy::kFixed;
+}
+
+// RowStages::kRowsAfterTotals with BarrierCrossing::kSharedRows: the rows of its crossing
+// values each block keeps for the grid it has, in dynamic shared memory; false when they do
+// not fit a block, or the blocks that hold them cannot all be resident. Sets the planned
+// occupancy from what they take.
+bool keep_crossing_rows(const PlanInputs& in, KernelSpec& spec) {
+  const Graph& g = *in.graph;
+  if (spec.crossing_values.empty()) return false;  // nothing crosses: reading again is free
+  uint64_t value_bytes = 0;
+  for (ValueId v : spec.crossing_values) {
+    if (spec.role(v) != ValueRole::kElement) return false;  // a row value has no element slot
+    const DType t = g.node(v).dtype;  // kept as its compute type: double, long long, else 4 bytes
+    value_bytes += t == DType::kF64 || t == DType::kI64 ? 8 : 4;
+  }
+  const int64_t rows_per_block = std::max(1, spec.block_threads / std::max(1, spec.threads_per_row));
+  const int64_t grid = std::max<int64_t>(1, spec.grid_blocks);
+  const int64_t per_loop = grid * rows_per_block;  // both at most a few million
+  const int64_t iterations = spec.rows / per_loop + (spec.rows % per_loop != 0 ? 1 : 0);
+  spec.kept_rows = iterations * rows_per_block;
+  const std::optional<uint64_t> bytes =
+      checked_mul(static_cast<uint64_t>(spec.kept_rows) * value_bytes, static_cast<uint64_t>(spec.cols));
+  const uint64_t room = static_cast<uint64_t>(std::max(0, in.arch.max_shared_bytes_per_block));
+  if (!bytes || *bytes + kernel_shared_bytes(g, spec) > room) return false;
+  spec.dynamic_shared_bytes = static_cast<size_t>(*bytes);
+  const Occupancy occ =
+      occupancy(in.arch, spec.block_threads, spec.registers_estimate, kernel_shared_bytes(g, spec));
+  spec.planned_blocks_per_sm = std::max(1, occ.blocks_per_sm);
+  return occ.blocks_per_sm > 0;
 }
 
 }  // namespace
@@ -575,17 +644,35 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     }
     bool pure = !reduce;
     int level = 0;
+    bool after_totals = false;  // reads a column total, or a value that does
     for (ValueId op : n.operands) {
       const int k = index(op);
       if (k < 0) continue;
       pure = pure && spec.pures[static_cast<size_t>(k)];
       level = std::max(level, spec.levels[static_cast<size_t>(k)]);
+      after_totals = after_totals || spec.after_totals[static_cast<size_t>(k)] != 0 ||
+                     spec.roles[static_cast<size_t>(k)] == ValueRole::kColumnTotal;
     }
     if (reduce && !column_total) level += 1;  // a column total accumulates in the last pass
     spec.roles.push_back(role);
     spec.pures.push_back(pure ? 1 : 0);
     spec.levels.push_back(level);
+    spec.after_totals.push_back(after_totals ? 1 : 0);
     spec.phases = std::max(spec.phases, level);
+    if (after_totals) {
+      // The stage after the grid barrier walks the rows again and computes element values
+      // from the totals and what the rows give: no reduction (its result would be complete
+      // only after another barrier), no permuted store.
+      spec.stages = RowStages::kRowsAfterTotals;
+      if (reduce)
+        return reject(
+            "reduction %" + std::to_string(v) +
+            " reads a column total: only element values are computed after the totals' grid barrier");
+      if (role != ValueRole::kElement)
+        return reject(
+            "%" + std::to_string(v) + " (" + value_role_name(role) +
+            ") reads a column total: only element values are computed after the totals' grid barrier");
+    }
 
     if (role == ValueRole::kIndexed && !pure)
       return reject("%" + std::to_string(v) + " has a shape off the kernel's grid");
@@ -605,8 +692,10 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       } else if (role == ValueRole::kPermutedElement) {
         ok = from == ValueRole::kElement;
       } else if (n.op == OpKind::kBroadcast) {
-        ok = from == ValueRole::kRow && role == ValueRole::kElement &&
-             is_aligned_row_shape(g.node(op).dims, spec.domain, spec.reduced_axes);
+        ok = (from == ValueRole::kRow && role == ValueRole::kElement &&
+              is_aligned_row_shape(g.node(op).dims, spec.domain, spec.reduced_axes)) ||
+             (from == ValueRole::kColumnTotal && role == ValueRole::kElement &&
+              is_aligned_column_shape(g.node(op).dims, spec.domain, spec.reduced_axes));
       } else if (op_family(n.op) == OpFamily::kReduce) {
         ok = from == ValueRole::kElement;
       }
@@ -614,13 +703,6 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         return reject("%" + std::to_string(op) + " (" + value_role_name(from) + ") cannot feed %" +
                       std::to_string(v) + " (" + op_name(n.op) + ", " + value_role_name(role) +
                       ") in one kernel");
-      }
-    }
-    if (column_total) {
-      for (ValueId u : in.users[static_cast<size_t>(v)]) {
-        if (member(u))
-          return reject("column total %" + std::to_string(v) + " feeds %" + std::to_string(u) +
-                        ": it is complete only at the kernel's end");
       }
     }
     if (role == ValueRole::kPermutedElement) {
@@ -639,6 +721,24 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   for (ValueId v : spec.stored) {
     if (spec.role(v) == ValueRole::kIndexed)
       return reject("%" + std::to_string(v) + " leaves the kernel off its grid");
+  }
+
+  // The values the second loop reads from the first: members computed before the barrier
+  // that a member after it reads (not the totals, which every block reads after it).
+  if (spec.stages == RowStages::kRowsAfterTotals) {
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (spec.after_totals[i] == 0) continue;
+      for (ValueId op : g.node(members[i]).operands) {
+        const int k = index(op);
+        if (k < 0 || spec.after_totals[static_cast<size_t>(k)] != 0 ||
+            spec.roles[static_cast<size_t>(k)] == ValueRole::kColumnTotal)
+          continue;
+        spec.crossing_values.push_back(op);
+      }
+    }
+    std::sort(spec.crossing_values.begin(), spec.crossing_values.end());
+    spec.crossing_values.erase(std::unique(spec.crossing_values.begin(), spec.crossing_values.end()),
+                               spec.crossing_values.end());
   }
 
   // Loaded values, in first-use order.
@@ -865,6 +965,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     KeptValues kept = KeptValues::kAll;  // RowCache::kRegisters: which candidates are kept
     PassLevels levels = PassLevels::kAsAnalyzed;  // the column tile's online sums, if any
     RowVectorSlots slots = RowVectorSlots::kScalarShare;  // whole-row schedules' vectors
+    BarrierCrossing crossing = BarrierCrossing::kReadAgain;  // RowStages::kRowsAfterTotals
   };
   std::vector<Mapping> mappings;
   // Rows that are not whole vectors (GPT-2's 50257 columns) also get shifted vectors, scored
@@ -916,6 +1017,12 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         Mapping m = mappings[i];
         m.grid_blocks_per_sm = per_sm;
         mappings.push_back(m);
+        // A second stage's crossing values kept in shared memory: the grid decides how many
+        // rows each block keeps.
+        if (spec.stages == RowStages::kRowsAfterTotals && m.prefetch == RowPrefetch::kNone) {
+          m.crossing = BarrierCrossing::kSharedRows;
+          mappings.push_back(m);
+        }
       }
     }
   };
@@ -1122,9 +1229,32 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         if (held >= spec.grid_blocks) return false;  // the same grid as another mapping
         spec.grid_blocks = std::max<int64_t>(1, held);
       }
+      if (spec.stages == RowStages::kRowsAfterTotals) {
+        // Every block waits at the grid barrier: the grid must be resident at once. The
+        // stage after it reads the rows' inputs again, or the crossing values from shared
+        // memory; each block reads the totals.
+        if (spec.prefetch == RowPrefetch::kNextRow) return false;
+        spec.crossing = m.crossing;
+        if (spec.crossing == BarrierCrossing::kSharedRows) {
+          if (!keep_crossing_rows(in, spec)) return false;
+        } else {
+          spec.bytes_read = add_traffic(spec.bytes_read, spec.bytes_read);
+        }
+        const int64_t sms = std::max(1, in.arch.sm_count);
+        if (spec.grid_blocks > int64_t{spec.planned_blocks_per_sm} * sms) return false;
+        // The blocks per SM the grid needs resident: what the kernel's bounds hold ptxas to.
+        spec.planned_blocks_per_sm = static_cast<int>((spec.grid_blocks + sms - 1) / sms);
+      }
       place_column_total_partials(g, spec);
-      // Each block writes its partials once; the last block reads them all.
+      // Each block writes its partials once; the last block reads them all (and with a
+      // second stage every block reads the totals' row).
       spec.bytes_read = add_traffic(spec.bytes_read, spec.column_total_partial_bytes);
+      if (spec.stages == RowStages::kRowsAfterTotals) {
+        uint64_t totals_row = 0;
+        for (ValueId v : spec.column_totals)
+          totals_row += accumulator_bytes(g.node(v).op, g.node(v).dtype) * static_cast<uint64_t>(spec.cols);
+        spec.bytes_read = add_traffic(spec.bytes_read, totals_row, static_cast<uint64_t>(spec.grid_blocks));
+      }
       spec.bytes_written = add_traffic(spec.bytes_written, spec.column_total_partial_bytes);
     }
     if (spec.schedule == ScheduleKind::kSplitRow) {

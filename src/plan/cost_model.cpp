@@ -315,8 +315,9 @@ int estimate_registers(const Graph& g, const KernelSpec& s) {
 size_t kernel_shared_bytes(const Graph& g, const KernelSpec& s) {
   const size_t table = s.gelu == GeluEvaluation::kBf16Table ? bf16_gelu_table_bytes() : 0;
   if (s.cache == RowCache::kShared) return s.shared_cache_bytes + table;
-  if (s.threads_per_row <= 32) return table + s.column_total_shared_bytes;
-  size_t bytes = table + s.column_total_shared_bytes;
+  // Beside column totals, dynamic shared memory holds a second stage's crossing rows.
+  if (s.threads_per_row <= 32) return table + s.column_total_shared_bytes + s.dynamic_shared_bytes;
+  size_t bytes = table + s.column_total_shared_bytes + s.dynamic_shared_bytes;
   for (ValueId v : s.members) {
     if (op_family(g.node(v).op) == OpFamily::kReduce && !s.is_column_total(v))
       bytes += 32 * (wide(g.node(v).dtype) ? 8 : 4);
@@ -584,8 +585,11 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   // instructions wait on each other); sixteen warps or more keep it at 80%.
   auto issue_of = [](double warps) { return std::max(0.05, std::min(0.8, 0.05 * warps)); };
   const double issue = issue_of(warps_per_sm);
-  const double instructions =
-      instructions_per_element(g, s) * static_cast<double>(std::max<int64_t>(1, element_count(s.domain)));
+  // A second stage walks every row again: its passes recompute what the first computed.
+  const double row_loops =
+      s.stages == RowStages::kRowsAfterTotals && s.crossing == BarrierCrossing::kReadAgain ? 2.0 : 1.0;
+  const double instructions = row_loops * instructions_per_element(g, s) *
+                              static_cast<double>(std::max<int64_t>(1, element_count(s.domain)));
   c.compute_seconds = instructions / (sms * a.lanes_issued_per_clock * a.clock_hz * issue) / c.balance;
   if (grid <= capacity) {
     const double block_issue = issue_of(std::ceil(block_work_threads / 32));
@@ -601,7 +605,8 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
       barriers += op_family(g.node(v).op) == OpFamily::kReduce && !s.is_column_total(v) ? 2 : 0;
     if (s.row_alignment == RowVectorAlignment::kShifted && s.cache == RowCache::kShared) ++barriers;
     const double rows_per_sm = static_cast<double>(s.rows) / static_cast<double>(a.sm_count);
-    c.barrier_seconds = rows_per_sm * barriers * a.block_barrier_seconds / static_cast<double>(per_sm);
+    c.barrier_seconds =
+        row_loops * rows_per_sm * barriers * a.block_barrier_seconds / static_cast<double>(per_sm);
   }
   if (s.schedule == ScheduleKind::kSplitRow) {
     // A group meets once per pass over each of its rows; all groups wait at the same time.
@@ -637,6 +642,15 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
                            static_cast<double>(std::max<int64_t>(1, grid + s.column_total_groups));
     const double rows_read = static_cast<double>(s.column_total_group + s.column_total_groups);
     c.barrier_seconds += rows_read * per_row / sm_bandwidth + 2 * a.group_barrier_seconds * 2.0 / 3.0;
+    if (s.stages == RowStages::kRowsAfterTotals) {
+      // Every block waits for the totals at a grid barrier: a grid that is not resident at
+      // once could never meet.
+      if (grid > capacity) {
+        c.total_seconds = std::numeric_limits<double>::infinity();
+        return c;
+      }
+      c.barrier_seconds += a.grid_barrier_seconds;
+    }
   }
   c.launch_seconds = a.launch_overhead_seconds;
   // A split column tile's counters are cleared before the launch: a memset on the stream.

@@ -211,6 +211,30 @@ bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
   return false;
 }
 
+void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels) {
+  KernelSpec joined, before, after;
+  const size_t count = kernels.size();
+  for (size_t k = 0; k < count; ++k) {
+    if (kernels[k].empty() || !analyze_kernel(in, kernels[k], &joined, nullptr) ||
+        joined.stages != RowStages::kRowsAfterTotals)
+      continue;
+    // The rows before the barrier, and the totals with what reads them: a row kernel that
+    // hands its element values on, and a column kernel that sums and scales them.
+    std::vector<ValueId> rows, totals;
+    for (size_t i = 0; i < joined.members.size(); ++i) {
+      const ValueId v = joined.members[i];
+      (joined.after_totals[i] != 0 || joined.roles[i] == ValueRole::kColumnTotal ? totals : rows)
+          .push_back(v);
+    }
+    if (rows.empty() || !analyze_kernel(in, rows, &before, nullptr) ||
+        !analyze_kernel(in, totals, &after, nullptr))
+      continue;
+    if (before.est_seconds + after.est_seconds >= joined.est_seconds) continue;
+    kernels[k] = std::move(rows);
+    kernels.push_back(std::move(totals));
+  }
+}
+
 std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const ExploreOptions& options) {
   const Graph& g = *in.graph;
   const size_t n = g.size();
@@ -350,6 +374,7 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
   // is read once and a launch is saved.
   for (const std::vector<ValueId>* k : best.kernels) kernels.push_back(*k);
   if (in.policy != FusionPolicy::kNone) merge_kernels(in, best.kernel_of, kernels);
+  split_at_grid_barriers(in, kernels);
   kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [](const auto& k) { return k.empty(); }),
                 kernels.end());
   return kernels;

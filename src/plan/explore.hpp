@@ -20,6 +20,13 @@ struct ExploreOptions {
 // a DAG.
 std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const ExploreOptions& options);
 
+// A kernel whose rows wait at a grid barrier for its column totals (RowStages::
+// kRowsAfterTotals) is split in two where the model scores them faster apart: its rows
+// (which then store the element values the totals read) and the totals with what reads them.
+// The search composes patterns that grow toward consumers, so it may form the joined kernel
+// without ever scoring that split. Appends the second kernels at the end.
+void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels);
+
 // Where kernels start and end, to bound cycle searches: a path that leaves a set of
 // operations can only come back below the bound (see KernelSpans::bound).
 class KernelSpans {

@@ -26,7 +26,8 @@ enum class ValueRole : uint8_t {
   kIndexed,  // another shape; computed on demand at whatever index a consumer needs
   // A reduction of an element value over the rows (every kept axis): one value per column,
   // which each block accumulates over its rows and the last block to finish combines; it
-  // only leaves the kernel (a norm backward's dgamma beside its dx).
+  // leaves the kernel (a norm backward's dgamma beside its dx), or feeds the kernel's stage
+  // after its grid barrier (RowStages::kRowsAfterTotals).
   kColumnTotal,
   // A permute of an element value (its axes reordered, the same elements): each element is
   // written at its index in the permuted shape, in the pass that stores element values; it
@@ -53,6 +54,20 @@ enum class ScheduleKind : uint8_t {
                    // block of the group after a group barrier (plan/schedule_split_rows.hpp)
 };
 const char* schedule_kind_name(ScheduleKind s);
+
+// The stages of a row kernel. kOne: one row loop. kRowsAfterTotals: the row loop, then a grid
+// barrier once the column totals are complete, then the same rows again, which compute and
+// store the element values that read the totals (a row softmax scaled by its column sums: a
+// Sinkhorn step). The grid is cooperative, and each block walks the same rows in both.
+enum class RowStages : uint8_t { kOne, kRowsAfterTotals };
+const char* row_stages_name(RowStages s);
+
+// How the element values that the second row loop reads cross the grid barrier.
+// kReadAgain: the second loop runs the rows' passes again from their inputs. kSharedRows:
+// the first loop keeps them in shared memory, every row the block walks (the grid is one
+// resident wave), and the second reads them there: the rows' inputs are read once.
+enum class BarrierCrossing : uint8_t { kReadAgain, kSharedRows };
+const char* barrier_crossing_name(BarrierCrossing c);
 
 // How a value crosses from producer to consumer inside a kernel (AStitch's schemes).
 enum class StitchScheme : uint8_t {
@@ -134,6 +149,17 @@ struct KernelSpec {
   std::vector<uint8_t> pures;
   std::vector<int> levels;
   int phases = 0;  // passes over each row that accumulate reductions
+  // Per member, parallel to `members`: 1 for the values computed after the column totals'
+  // grid barrier (they read a column total, or such a value); all 0 with RowStages::kOne.
+  std::vector<uint8_t> after_totals;
+  RowStages stages = RowStages::kOne;
+  // kRowsAfterTotals: how values cross the barrier; the members computed before it that the
+  // second loop reads (sorted); kSharedRows: the rows of each crossing value a block keeps
+  // (its rows per block x the row loop's iterations), each row `cols` values of its compute
+  // type, in dynamic shared memory (dynamic_shared_bytes), one value after the other.
+  BarrierCrossing crossing = BarrierCrossing::kReadAgain;
+  std::vector<ValueId> crossing_values;
+  int64_t kept_rows = 0;
 
   int index_of(ValueId v) const;  // position in members, -1 for a non-member
   bool is_member(ValueId v) const { return index_of(v) >= 0; }
@@ -141,6 +167,7 @@ struct KernelSpec {
   ValueRole role(ValueId v) const { return roles[static_cast<size_t>(index_of(v))]; }
   bool pure(ValueId v) const { return pures[static_cast<size_t>(index_of(v))] != 0; }
   int level(ValueId v) const { return levels[static_cast<size_t>(index_of(v))]; }
+  bool after_column_totals(ValueId v) const { return after_totals[static_cast<size_t>(index_of(v))] != 0; }
 
   std::vector<ValueId> stored;   // members whose values leave the kernel
   std::vector<ValueId> loaded;   // values read from global memory (graph inputs, other kernels)
@@ -199,7 +226,9 @@ struct KernelSpec {
   // group to finish sums those in group order, so no block reads more than a group's worth
   // and the bits do not depend on arrival. Per total, at column_total_offsets within the
   // kernel's partials scratch: grid x cols block partials, then groups x cols group
-  // partials; the counters are one per group and one for the groups.
+  // partials; the counters are one per group and one for the groups. With
+  // RowStages::kRowsAfterTotals the last block also writes the totals in one more row of
+  // partials and releases the grid on one more counter.
   std::vector<ValueId> column_totals;
   size_t column_total_shared_bytes = 0;
   std::vector<uint64_t> column_total_offsets;

@@ -86,9 +86,13 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
   const auto partial_bytes = static_cast<size_t>(column_totals ? k.spec.column_total_partial_bytes
                                                  : split_rows  ? k.spec.split.partial_bytes
                                                                : k.spec.column.partial_bytes);
-  const auto counter_bytes = static_cast<size_t>(column_totals ? 4 * (k.spec.column_total_groups + 1)
-                                                 : split_rows  ? k.spec.split.counter_bytes
-                                                               : k.spec.column.counter_bytes);
+  // Column totals: one counter per group, one for the groups, and one that releases the grid
+  // into a second stage.
+  const int64_t release = k.spec.stages == RowStages::kRowsAfterTotals ? 1 : 0;
+  const auto counter_bytes =
+      static_cast<size_t>(column_totals ? 4 * (k.spec.column_total_groups + 1 + release)
+                          : split_rows  ? k.spec.split.counter_bytes
+                                        : k.spec.column.counter_bytes);
   KernelParam partials{ParamKind::kWorkspace, slot(partial_bytes), -1, true};
   partials.scratch = ParamScratch::kSplitPartials;
   partials.scratch_bytes = partial_bytes;
@@ -105,6 +109,8 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
 LaunchKind launch_kind_of(const KernelSpec& s) {
   // So do the groups of a column tile's passes.
   if (s.schedule == ScheduleKind::kColumnTile && s.column.releases_groups()) return LaunchKind::kCooperative;
+  // And every block of a kernel whose rows wait for the column totals at a grid barrier.
+  if (s.stages == RowStages::kRowsAfterTotals) return LaunchKind::kCooperative;
   if (s.schedule != ScheduleKind::kSplitRow) return LaunchKind::kRegular;
   return s.split.residency == GroupResidency::kCluster ? LaunchKind::kCluster : LaunchKind::kCooperative;
 }
@@ -906,6 +912,22 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
           << " column(s), " << s.split.groups << " group(s) resident together ("
           << group_residency_name(s.split.residency)
           << "), partials combined in one fixed order by every block after a group barrier";
+    }
+    if (s.stages == RowStages::kRowsAfterTotals) {
+      out << "\n  stages: " << row_stages_name(s.stages) << ": the column totals";
+      for (ValueId v : s.column_totals) out << " %" << v;
+      out << " complete at a grid barrier (the last block releases the grid), then each block walks its rows "
+          << (s.crossing == BarrierCrossing::kSharedRows
+                  ? "again from the " + std::to_string(s.kept_rows) + " row(s) of %"
+                  : std::string("again, reading their inputs, and computes"));
+      if (s.crossing == BarrierCrossing::kSharedRows) {
+        for (size_t i = 0; i < s.crossing_values.size(); ++i) out << (i ? ", %" : "") << s.crossing_values[i];
+        out << " it kept in shared memory (" << s.dynamic_shared_bytes << " bytes a block), and computes";
+      }
+      for (ValueId v : s.members) {
+        if (s.after_column_totals(v) && std::find(s.stored.begin(), s.stored.end(), v) != s.stored.end())
+          out << " %" << v;
+      }
     }
     if (s.gelu == GeluEvaluation::kBf16Table)
       out << "\n  gelu: " << gelu_evaluation_name(s.gelu) << " (" << bf16_gelu_table_bytes()

@@ -609,6 +609,64 @@ TEST(NvrtcCompile, RowsReadAheadCompileWithinTheirOccupancy) {
             20u);
 }
 
+// Kernels whose rows wait at a grid barrier for their column totals (a Sinkhorn step) compile
+// for both targets without spills, with every block of their grid resident: the crossing
+// values kept in dynamic shared memory, or the rows read again. On the devices' own
+// parameters at LLM shapes, and on a small device with slow launches, where the model joins
+// them at smaller shapes too.
+TEST(NvrtcCompile, GridBarrierKernelsCompileWithTheirGridResident) {
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> labels;
+  std::vector<KernelSpec> specs;
+  std::set<BarrierCrossing> seen;
+  for (testing::SinkhornForm form : {testing::SinkhornForm::kScaled, testing::SinkhornForm::kInputScaled}) {
+    for (const auto& [rows, cols] :
+         std::vector<std::pair<int64_t, int64_t>>{{4096, 1024}, {8192, 768}, {300, 200}}) {
+      for (DType t : {DType::kF32, DType::kBF16}) {
+        const Graph g = testing::sinkhorn_step(rows, cols, t, form);
+        for (int sm : {80, 90}) {
+          for (bool small : {false, true}) {
+            FusionOptions o;
+            o.target_sm = sm;
+            o.device = arch_params(sm);
+            if (small) {
+              o.device->sm_count = 4;
+              o.device->launch_overhead_seconds = 10e-6;
+            }
+            const FusionPlan p = plan_fusion(g, o);
+            for (const PlannedKernel& k : p.kernels) {
+              if (k.spec.stages != RowStages::kRowsAfterTotals) continue;
+              seen.insert(k.spec.crossing);
+              jit::CompileRequest r;
+              r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
+              r.name = "sinkhorn.cu";
+              r.arch = sm;
+              requests.push_back(r);
+              specs.push_back(k.spec);
+              labels.push_back("sinkhorn " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                               dtype_name(t) + " sm_" + std::to_string(sm) +
+                               (small ? " (small device)" : "") + ", crossing " +
+                               barrier_crossing_name(k.spec.crossing));
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(seen.count(BarrierCrossing::kSharedRows));
+  EXPECT_TRUE(seen.count(BarrierCrossing::kReadAgain));
+  const std::vector<jit::ModulePtr> modules = expect_within_planned_occupancy(requests, specs, labels);
+  for (size_t i = 0; i < modules.size(); ++i) {
+    for (const jit::FunctionResources& f : modules[i]->resources) {
+      if (f.entry)
+        std::printf(
+            "[ grid barrier ] %s, %d threads, grid %lld: %d registers, estimated %d, %zu bytes kept\n",
+            labels[i].c_str(), specs[i].block_threads, static_cast<long long>(specs[i].grid_blocks),
+            f.registers, specs[i].registers_estimate, specs[i].dynamic_shared_bytes);
+    }
+  }
+}
+
 // Rows cached in dynamic shared memory past 48 KiB compile for both targets, each within its
 // architecture's per-block limit.
 TEST(NvrtcCompile, DynamicSharedRowCachesCompile) {

@@ -182,6 +182,27 @@ Graph batch_norm_training(const Dims& nchw, DType dtype) {
   return g;
 }
 
+Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form) {
+  Graph g;
+  const Dims dims = {rows, cols};
+  const ValueId input = build_input(g, "x", dtype, dims);
+  const ValueId x = low_precision(dtype) ? build_cast(g, input, DType::kF32) : input;
+  const ValueId max = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {1}, true), dims);
+  const ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, max));
+  const ValueId row_sum = build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims);
+  const ValueId y = build_binary(g, OpKind::kDiv, e, row_sum);
+  const ValueId column_sum = build_reduce(g, OpKind::kReduceSum, y, {0}, true);
+  const ValueId scaled = form == SinkhornForm::kInputScaled ? x : y;
+  const ValueId z = build_binary(g, OpKind::kDiv, scaled, build_broadcast(g, column_sum, dims));
+  auto out = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, dtype) : v; };
+  build_output(g, "z", out(z));
+  if (form == SinkhornForm::kWithSoftmaxAndSums) {
+    build_output(g, "y", out(y));
+    build_output(g, "column_sum", column_sum);
+  }
+  return g;
+}
+
 Graph instance_norm(const Dims& nchw, DType dtype) {
   if (nchw.size() != 4) throw std::invalid_argument("instance_norm takes [n, c, h, w]");
   Graph g;
@@ -269,6 +290,10 @@ const std::vector<ShapedGraph>& reduction_graphs() {
        }},
       {"batch_norm", {32, 64, 56, 56}, {4, 16, 8, 8}, batch_norm_training},
       {"instance_norm", {32, 64, 56, 56}, {2, 8, 28, 28}, instance_norm},
+      {"sinkhorn_step",
+       {4096, 1024},
+       {256, 1024},
+       [](const Dims& dims, DType dtype) { return sinkhorn_step(dims[0], dims[1], dtype); }},
   };
   return graphs;
 }

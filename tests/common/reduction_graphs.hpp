@@ -62,6 +62,12 @@ Graph batch_norm_training(const Dims& nchw, DType dtype);
 // vectors split evenly among no block's threads). 16-bit inputs computed in f32.
 Graph instance_norm(const Dims& nchw, DType dtype);
 
+// One Sinkhorn step over x [rows, cols]: y = softmax over each row, s = the sums of y down
+// each column [1, cols], then kScaled: z = y / s (the output); kWithSoftmaxAndSums: z, y and s
+// are outputs; kInputScaled: z = x / s. 16-bit inputs computed in f32, z rounded back.
+enum class SinkhornForm : uint8_t { kScaled, kWithSoftmaxAndSums, kInputScaled };
+Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form = SinkhornForm::kScaled);
+
 // Its backward: from x, dy, the saved mean and rstd [1, C, 1, 1] and gamma [C, 1, 1], with
 // xhat = (x - mean) * rstd: dx = gamma * rstd * (dy - mean(dy) - xhat * mean(dy * xhat)),
 // dgamma = sum(dy * xhat) and dbeta = sum(dy), the means and sums over axes 0, 2 and 3 (dgamma
@@ -79,9 +85,9 @@ inline constexpr int64_t kBenchmarkGroups = 32;
 // bias_grad_column_sum at [8192, 1024], middle_axis_sum at [64, 4096, 64], column_softmax
 // at [4096, 1024] and (column_softmax_large) at [16384, 768], layer_norm_backward and
 // rms_norm_backward at [8192, 1024], group_norm (32 groups) at [8, 512, 4096], batch_norm
-// (batch_norm_training) and instance_norm at [32, 64, 56, 56] (dims are x's; their other
-// inputs follow from them); in the --check mode at [256, 1024], [8, 256, 64], [4, 16, 8, 8]
-// or [2, 8, 28, 28].
+// (batch_norm_training) and instance_norm at [32, 64, 56, 56], sinkhorn_step at [4096, 1024]
+// (dims are x's; their other inputs follow from them); in the --check mode at [256, 1024],
+// [8, 256, 64], [4, 16, 8, 8] or [2, 8, 28, 28].
 const std::vector<ShapedGraph>& reduction_graphs();
 
 }  // namespace fstitch::testing

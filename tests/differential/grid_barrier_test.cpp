@@ -1,0 +1,158 @@
+// Kernels whose rows wait at a grid barrier for their column totals and then walk the rows
+// again (RowStages::kRowsAfterTotals): a Sinkhorn step, a row softmax scaled by its column
+// sums. Run on the host backend in both thread orders (the reverse order also starts the
+// blocks from the last, so another block arrives last and releases the grid) against the
+// reference evaluator, with the crossing values kept in shared memory and read again; and
+// the same bits in either order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/emit.hpp"
+#include "common/reduction_graphs.hpp"
+#include "differential/harness.hpp"
+#include "plan/arch.hpp"
+#include "ref/evaluator.hpp"
+#include "runtime/host/host_module.hpp"
+
+namespace fstitch::testing {
+namespace {
+
+// An H100's parameters with fewer SMs (a few hundred rows fill it) and, where given, a
+// slower launch: the one-kernel plan is then what the model prefers at shapes the host
+// backend runs quickly.
+ArchParams small_device(int sms, double launch_seconds = 0) {
+  ArchParams a = *arch_params(90);
+  a.sm = 90;
+  a.sm_count = sms;
+  if (launch_seconds > 0) a.launch_overhead_seconds = launch_seconds;
+  return a;
+}
+
+const PlannedKernel* staged_kernel(const FusionPlan& p) {
+  for (const PlannedKernel& k : p.kernels) {
+    if (k.spec.stages == RowStages::kRowsAfterTotals) return &k;
+  }
+  return nullptr;
+}
+
+TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
+  struct Form {
+    const char* name;
+    SinkhornForm form;
+  };
+  const Form forms[] = {{"sinkhorn", SinkhornForm::kScaled},
+                        {"sinkhorn with softmax and sums", SinkhornForm::kWithSoftmaxAndSums},
+                        {"input over softmax column sums", SinkhornForm::kInputScaled}};
+  // Rows whose vectors split evenly, odd rows (scalar steps), rows of one thread's vector,
+  // and more rows than a block keeps in one loop.
+  const std::pair<int64_t, int64_t> shapes[] = {{256, 256}, {100, 300}, {64, 1000}, {513, 64}, {33, 7}};
+  const std::pair<int, double> devices[] = {{4, 0}, {8, 0}, {4, 10e-6}};
+  std::vector<DiffCase> cases;
+  std::map<BarrierCrossing, size_t> staged;
+  uint64_t data_seed = 13100;
+  for (const Form& f : forms) {
+    for (const auto& [rows, cols] : shapes) {
+      for (DType dtype : {DType::kF32, DType::kBF16}) {
+        auto graph = std::make_shared<const Graph>(sinkhorn_step(rows, cols, dtype, f.form));
+        for (const auto& [sms, launch] : devices) {
+          FusionOptions o;
+          o.device = small_device(sms, launch);
+          const FusionPlan p = plan_fusion(*graph, o);
+          if (const PlannedKernel* k = staged_kernel(p)) {
+            ++staged[k->spec.crossing];
+            EXPECT_EQ(k->launch, LaunchKind::kCooperative);
+            EXPECT_EQ(p.kernels.size(), 1u) << dump_plan(*graph, p);
+            EXPECT_NE(dump_plan(*graph, p).find("stages: rows, grid barrier, rows again"), std::string::npos);
+          }
+          DiffCase c;
+          c.label = std::string(f.name) + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                    dtype_name(dtype) + " on " + std::to_string(sms) + " SMs" +
+                    (launch > 0 ? ", slow launches" : "");
+          c.reproduce =
+              "fstitch_differential_tests "
+              "--gtest_filter=GridBarrier.RowsAfterColumnTotalsGiveTheReferenceResults";
+          c.graph = graph;
+          c.device = o.device;
+          c.data_seed = ++data_seed;
+          cases.push_back(std::move(c));
+        }
+      }
+    }
+  }
+  // And the shape the H100 joins itself: 4096 rows of an attention map, 8 softmax rows of
+  // each of 528 blocks kept in shared memory.
+  {
+    auto graph = std::make_shared<const Graph>(sinkhorn_step(4096, 1024, DType::kF32));
+    const FusionPlan p = plan_fusion(*graph, FusionOptions{});
+    const PlannedKernel* k = staged_kernel(p);
+    ASSERT_NE(k, nullptr) << dump_plan(*graph, p);
+    ++staged[k->spec.crossing];
+    DiffCase c;
+    c.label = "sinkhorn 4096x1024 f32 on the H100";
+    c.reproduce =
+        "fstitch_differential_tests --gtest_filter=GridBarrier.RowsAfterColumnTotalsGiveTheReferenceResults";
+    c.graph = graph;
+    c.data_seed = ++data_seed;
+    cases.push_back(std::move(c));
+  }
+  std::printf(
+      "[ grid barrier ] %zu of %zu plans keep the crossing values in shared memory, %zu read them again\n",
+      staged[BarrierCrossing::kSharedRows], cases.size(), staged[BarrierCrossing::kReadAgain]);
+  EXPECT_GE(staged[BarrierCrossing::kSharedRows], 6u);
+  EXPECT_GE(staged[BarrierCrossing::kReadAgain], 1u);
+  for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
+}
+
+// Whichever block arrives last at the grid barrier releases the others with the same totals:
+// the outputs are bit-identical with the threads and blocks in either order.
+TEST(GridBarrier, TheSameBitsInEitherOrder) {
+  for (SinkhornForm form : {SinkhornForm::kWithSoftmaxAndSums, SinkhornForm::kInputScaled}) {
+    const Graph g = sinkhorn_step(300, 200, DType::kF32, form);
+    FusionOptions o;
+    o.device = small_device(4, 10e-6);
+    const FusionPlan plan = plan_fusion(g, o);
+    ASSERT_EQ(plan.kernels.size(), 1u) << dump_plan(g, plan);
+    const PlannedKernel& k = plan.kernels[0];
+    ASSERT_EQ(k.spec.stages, RowStages::kRowsAfterTotals) << dump_plan(g, plan);
+    const size_t outputs = form == SinkhornForm::kWithSoftmaxAndSums ? 3 : 1;
+    std::vector<float> in(300 * 200);
+    fill_random_input(in.data(), 300 * 200, DType::kF32, 77);
+    std::vector<std::vector<float>> want = {std::vector<float>(300 * 200), std::vector<float>(300 * 200),
+                                            std::vector<float>(200)};
+    std::vector<void*> want_ptrs;
+    for (size_t i = 0; i < outputs; ++i) want_ptrs.push_back(want[i].data());
+    evaluate_reference(g, {in.data()}, want_ptrs);
+    const auto module = host::HostModule::compile(emit_module(g, plan));
+    std::vector<unsigned char> workspace(plan.workspace_bytes, 0xff);
+    auto run = [&](host::ThreadOrder order) {
+      std::vector<std::vector<float>> got = {std::vector<float>(300 * 200), std::vector<float>(300 * 200),
+                                             std::vector<float>(200)};
+      std::vector<void*> ptrs;
+      for (size_t i = 0; i < outputs; ++i) ptrs.push_back(got[i].data());
+      const void* inputs[] = {in.data()};
+      launch_planned_on_host(*module, k, inputs, ptrs.data(), workspace.data(), order);
+      return got;
+    };
+    const auto forward = run(host::ThreadOrder::kForward);
+    const auto reverse = run(host::ThreadOrder::kReverse);
+    for (size_t i = 0; i < outputs; ++i) {
+      EXPECT_EQ(std::memcmp(forward[i].data(), reverse[i].data(), forward[i].size() * sizeof(float)), 0)
+          << "output " << i;
+      size_t wrong = 0;
+      for (size_t e = 0; e < want[i].size(); ++e) {
+        if (std::fabs(forward[i][e] - want[i][e]) > 1e-5f * std::fabs(want[i][e]) + 1e-12f && wrong++ < 3)
+          ADD_FAILURE() << "output " << i << " element " << e << ": " << forward[i][e] << ", the reference "
+                        << want[i][e];
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fstitch::testing

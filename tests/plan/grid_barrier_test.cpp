@@ -1,0 +1,133 @@
+// Kernels whose rows wait at a grid barrier for their column totals, then walk their rows
+// again (RowStages::kRowsAfterTotals): which graphs become one, what crosses the barrier and
+// how, and where the model keeps the two halves apart.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "common/reduction_graphs.hpp"
+#include "ir/builder.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/kernel_spec.hpp"
+#include "plan/plan.hpp"
+#include "plan/plan_test_util.hpp"
+
+namespace fstitch {
+namespace {
+
+using testing::plan;
+using testing::sinkhorn_step;
+using testing::SinkhornForm;
+
+// A Sinkhorn step over [4096, 1024] (the rows of a 4096-token attention map) is one kernel on
+// an H100: the softmax rows stay in shared memory across the barrier (16 MB over the SMs),
+// so x is read once and z written once; beyond the lower bound only the column totals'
+// partials move, and each block reads the totals once.
+TEST(GridBarrier, SinkhornStepIsOneKernelThatReadsItsInputOnce) {
+  for (const Dims& dims : {Dims{4096, 1024}, Dims{8192, 768}}) {
+    const Graph g = sinkhorn_step(dims[0], dims[1], DType::kF32);
+    const FusionPlan p = plan(g);
+    ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+    const PlannedKernel& k = p.kernels[0];
+    const KernelSpec& s = k.spec;
+    EXPECT_EQ(s.stages, RowStages::kRowsAfterTotals);
+    EXPECT_EQ(s.crossing, BarrierCrossing::kSharedRows) << dump_plan(g, p);
+    EXPECT_EQ(k.launch, LaunchKind::kCooperative);
+    // Every block resident at once, each keeping all the rows it walks.
+    EXPECT_LE(s.grid_blocks, int64_t{s.planned_blocks_per_sm} * p.arch.sm_count);
+    const int64_t rows_per_block = s.block_threads / s.threads_per_row;
+    EXPECT_GE(s.grid_blocks * s.kept_rows, s.rows);
+    EXPECT_EQ(s.kept_rows % rows_per_block, 0);
+    EXPECT_LE(s.dynamic_shared_bytes, static_cast<size_t>(p.arch.max_shared_bytes_per_block));
+    const uint64_t totals_reads = uint64_t{4} * static_cast<uint64_t>(s.cols * s.grid_blocks);
+    EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes + 2 * s.column_total_partial_bytes + totals_reads)
+        << dump_plan(g, p);
+    EXPECT_LE(p.planned_bytes, p.lower_bound_bytes * 5 / 4) << dump_plan(g, p);
+    const std::string dump = dump_plan(g, p);
+    EXPECT_NE(dump.find("stages: rows, grid barrier, rows again"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("it kept in shared memory"), std::string::npos) << dump;
+    EXPECT_EQ(dump, dump_plan(g, plan(g)));  // deterministic
+  }
+}
+
+// Where the rows and the totals are faster apart (a small map, whose column tile costs less
+// than the grid barrier and the totals' combine; a bf16 map, whose half-size traffic the
+// model finds cheaper than the joined kernel's barriers), the planner splits the joined
+// kernel at its barrier, and the boundary between the two gives the model's numbers.
+TEST(GridBarrier, TheModelKeepsTheHalvesApartWhereThatIsFaster) {
+  for (const auto& [dims, dtype] :
+       {std::pair<Dims, DType>{{1024, 1024}, DType::kF32}, {{4096, 1024}, DType::kBF16}}) {
+    const Graph g = sinkhorn_step(dims[0], dims[1], dtype);
+    const FusionPlan p = plan(g);
+    ASSERT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);
+    for (const PlannedKernel& k : p.kernels) EXPECT_EQ(k.spec.stages, RowStages::kOne) << dump_plan(g, p);
+    ASSERT_FALSE(p.boundaries.empty()) << dump_plan(g, p);
+    for (const Boundary& b : p.boundaries) EXPECT_EQ(b.cause, BoundaryCause::kCost) << b.reason;
+    // And the joined kernel is what the model scores slower.
+    const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, p.arch);
+    std::vector<ValueId> all;
+    for (const PlannedKernel& k : p.kernels)
+      all.insert(all.end(), k.spec.members.begin(), k.spec.members.end());
+    KernelSpec joined;
+    ASSERT_TRUE(analyze_kernel(in, all, &joined, nullptr));
+    EXPECT_EQ(joined.stages, RowStages::kRowsAfterTotals);
+    EXPECT_GT(joined.est_seconds, p.kernels[0].spec.est_seconds + p.kernels[1].spec.est_seconds);
+    EXPECT_NE(dump_plan(g, p).find("separate kernels estimated faster"), std::string::npos)
+        << dump_plan(g, p);
+  }
+}
+
+// After the barrier a kernel only computes element values: a reduction of what reads the
+// totals would be complete only after another barrier, and the analysis says so.
+TEST(GridBarrier, AReductionAfterTheTotalsEndsTheKernel) {
+  Graph g;
+  const Dims dims = {256, 128};
+  const ValueId x = build_input(g, "x", DType::kF32, dims);
+  const ValueId total = build_reduce(g, OpKind::kReduceSum, x, {0}, true);
+  const ValueId scaled = build_binary(g, OpKind::kDiv, x, build_broadcast(g, total, dims));
+  const ValueId row_max = build_reduce(g, OpKind::kReduceMax, scaled, {1}, true);
+  build_output(g, "y", build_binary(g, OpKind::kSub, scaled, build_broadcast(g, row_max, dims)));
+  const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
+  std::vector<ValueId> members;
+  for (ValueId v = 0; v < static_cast<ValueId>(g.size()); ++v) {
+    if (g.node(v).op != OpKind::kInput) members.push_back(v);
+  }
+  KernelSpec spec;
+  Rejection why;
+  EXPECT_FALSE(analyze_kernel(in, members, &spec, &why));
+  EXPECT_NE(why.reason.find("reads a column total"), std::string::npos) << why.reason;
+  const FusionPlan p = plan(g);
+  EXPECT_GE(p.kernels.size(), 2u) << dump_plan(g, p);
+}
+
+// The values that cross the barrier are what the second walk reads from the first: the
+// softmax rows, not the input, when z = y / s; nothing, when z = x / s reads the input
+// itself (then the rows are read again).
+TEST(GridBarrier, CrossingValuesAreWhatTheSecondWalkReads) {
+  const ArchParams arch = *arch_params(90);
+  for (SinkhornForm form : {SinkhornForm::kScaled, SinkhornForm::kInputScaled}) {
+    const Graph g = sinkhorn_step(512, 256, DType::kF32, form);
+    const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, arch);
+    std::vector<ValueId> members;
+    for (ValueId v = 0; v < static_cast<ValueId>(g.size()); ++v) {
+      if (g.node(v).op != OpKind::kInput) members.push_back(v);
+    }
+    KernelSpec spec;
+    Rejection why;
+    ASSERT_TRUE(analyze_kernel(in, members, &spec, &why)) << why.reason;
+    ASSERT_EQ(spec.stages, RowStages::kRowsAfterTotals);
+    ASSERT_EQ(spec.column_totals.size(), 1u);
+    if (form == SinkhornForm::kScaled) {
+      // y = e / sum(e), the operand of the column total.
+      ASSERT_EQ(spec.crossing_values.size(), 1u);
+      EXPECT_EQ(spec.crossing_values[0], g.node(spec.column_totals[0]).operands[0]);
+    } else {
+      EXPECT_TRUE(spec.crossing_values.empty());
+      EXPECT_EQ(spec.crossing, BarrierCrossing::kReadAgain);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fstitch
