@@ -1013,12 +1013,17 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     if (spec.column_totals.empty()) return;
     const size_t end = mappings.size();
     for (size_t i = from; i < end; ++i) {
+      // A second stage's crossing values kept in shared memory: the grid decides how many
+      // rows each block keeps (a full wave at the estimated occupancy, or one held below).
+      if (spec.stages == RowStages::kRowsAfterTotals && mappings[i].prefetch == RowPrefetch::kNone) {
+        Mapping m = mappings[i];
+        m.crossing = BarrierCrossing::kSharedRows;
+        mappings.push_back(m);
+      }
       for (int per_sm : {1, 2, 4}) {
         Mapping m = mappings[i];
         m.grid_blocks_per_sm = per_sm;
         mappings.push_back(m);
-        // A second stage's crossing values kept in shared memory: the grid decides how many
-        // rows each block keeps.
         if (spec.stages == RowStages::kRowsAfterTotals && m.prefetch == RowPrefetch::kNone) {
           m.crossing = BarrierCrossing::kSharedRows;
           mappings.push_back(m);

@@ -235,6 +235,42 @@ void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueI
   }
 }
 
+void move_column_totals_to_their_reader(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels) {
+  std::vector<int> kernel_of(in.graph->size(), -1);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    for (ValueId v : kernels[k]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(k);
+  }
+  KernelSpec with, reader, without, joined;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    if (kernels[k].empty() || !analyze_kernel(in, kernels[k], &with, nullptr) || with.column_totals.empty())
+      continue;
+    // The one other kernel that reads every total (an output is stored wherever it goes).
+    int r = -1;
+    bool one_reader = true;
+    for (ValueId t : with.column_totals) {
+      for (ValueId u : in.users[static_cast<size_t>(t)]) {
+        const int ku = kernel_of[static_cast<size_t>(u)];
+        one_reader = one_reader && ku >= 0 && ku != static_cast<int>(k) && (r < 0 || ku == r);
+        r = ku;
+      }
+    }
+    if (!one_reader || r < 0) continue;
+    std::vector<ValueId> rows, totals_and_reader = kernels[static_cast<size_t>(r)];
+    for (ValueId v : kernels[k]) {
+      (with.is_column_total(v) ? totals_and_reader : rows).push_back(v);
+    }
+    std::sort(totals_and_reader.begin(), totals_and_reader.end());
+    if (rows.empty() || !analyze_kernel(in, kernels[static_cast<size_t>(r)], &reader, nullptr) ||
+        !analyze_kernel(in, rows, &without, nullptr) ||
+        !analyze_kernel(in, totals_and_reader, &joined, nullptr))
+      continue;
+    if (without.est_seconds + joined.est_seconds >= with.est_seconds + reader.est_seconds) continue;
+    for (ValueId t : with.column_totals) kernel_of[static_cast<size_t>(t)] = r;
+    kernels[k] = std::move(rows);
+    kernels[static_cast<size_t>(r)] = std::move(totals_and_reader);
+  }
+}
+
 std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const ExploreOptions& options) {
   const Graph& g = *in.graph;
   const size_t n = g.size();
@@ -375,6 +411,7 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
   for (const std::vector<ValueId>* k : best.kernels) kernels.push_back(*k);
   if (in.policy != FusionPolicy::kNone) merge_kernels(in, best.kernel_of, kernels);
   split_at_grid_barriers(in, kernels);
+  move_column_totals_to_their_reader(in, kernels);
   kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [](const auto& k) { return k.empty(); }),
                 kernels.end());
   return kernels;

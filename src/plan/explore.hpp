@@ -27,6 +27,13 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
 // without ever scoring that split. Appends the second kernels at the end.
 void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels);
 
+// A kernel whose column totals are all read by one other kernel (a row kernel that sums its
+// softmax down the columns, and an elementwise kernel that divides by the sums) gives them to
+// that kernel where the model scores the two faster so (the reader becomes a column kernel
+// that sums and scales what the rows stored). Moving a total cannot form a cycle: only its
+// reader depends on it, and the reader already depended on the totals' kernel.
+void move_column_totals_to_their_reader(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels);
+
 // Where kernels start and end, to bound cycle searches: a path that leaves a set of
 // operations can only come back below the bound (see KernelSpans::bound).
 class KernelSpans {

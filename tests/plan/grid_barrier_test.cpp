@@ -78,6 +78,39 @@ TEST(GridBarrier, TheModelKeepsTheHalvesApartWhereThatIsFaster) {
   }
 }
 
+// A kernel whose column totals one other kernel reads gives them to it where the model
+// scores that faster: a bf16 Sinkhorn step at [1024, 1024] is a row kernel that stores the
+// softmax and a column kernel that sums and divides it, not a row kernel with the sums and
+// an elementwise division (16.6 us against 12.2 us estimated).
+TEST(GridBarrier, TheTotalsGoToTheKernelThatReadsThem) {
+  const Graph g = sinkhorn_step(1024, 1024, DType::kBF16);
+  const FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);
+  ValueId total = -1, z = -1;
+  for (ValueId v = 0; v < static_cast<ValueId>(g.size()); ++v) {
+    if (g.node(v).op == OpKind::kReduceSum && g.node(v).axes == std::vector<int64_t>{0}) total = v;
+    if (g.node(v).op == OpKind::kDiv && !g.node(v).operands.empty() &&
+        g.node(g.node(v).operands[1]).op == OpKind::kBroadcast &&
+        g.node(g.node(v).operands[1]).operands[0] == total)
+      z = v;
+  }
+  ASSERT_GE(total, 0);
+  ASSERT_GE(z, 0);
+  const KernelSpec& rows = p.kernels[0].spec;
+  const KernelSpec& columns = p.kernels[1].spec;
+  EXPECT_TRUE(rows.column_totals.empty()) << dump_plan(g, p);
+  EXPECT_TRUE(columns.is_member(total) && columns.is_member(z)) << dump_plan(g, p);
+  // The other partition, scored by the same model, is slower.
+  const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, p.arch);
+  std::vector<ValueId> with_totals = rows.members, division;
+  for (ValueId v : columns.members) (v == total ? with_totals : division).push_back(v);
+  std::sort(with_totals.begin(), with_totals.end());
+  KernelSpec a, b;
+  ASSERT_TRUE(analyze_kernel(in, with_totals, &a, nullptr));
+  ASSERT_TRUE(analyze_kernel(in, division, &b, nullptr));
+  EXPECT_LT(rows.est_seconds + columns.est_seconds, a.est_seconds + b.est_seconds);
+}
+
 // After the barrier a kernel only computes element values: a reduction of what reads the
 // totals would be complete only after another barrier, and the analysis says so.
 TEST(GridBarrier, AReductionAfterTheTotalsEndsTheKernel) {
