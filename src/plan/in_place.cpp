@@ -153,6 +153,15 @@ InPlaceCheck check_with(const Graph& graph, const FusionPlan& plan, const PlanAc
   if (spec.is_member(stored) && spec.role(stored) != ValueRole::kElement) elsewhere = out_value;
   if (elsewhere < 0 && element_count(spec.domain) != element_count(graph.node(out_value).dims))
     elsewhere = out_value;
+  // A kernel whose rows wait at a grid barrier reads its inputs in both walks (the second
+  // may read its rows again, or read an input where a value after the barrier needs it): a
+  // value the first walk stores would overwrite what the second reads.
+  if (elsewhere < 0 && spec.stages == RowStages::kRowsAfterTotals && spec.is_member(stored) &&
+      !spec.after_column_totals(stored)) {
+    check.verdict = InPlaceVerdict::kReadAfterBarrier;
+    check.reader_kernel = check.writer_kernel;
+    return check;
+  }
   if (elsewhere < 0) elsewhere = read_elsewhere(graph, spec, in_value, plan.view_roots);
   if (elsewhere >= 0) {
     check.verdict = InPlaceVerdict::kReadElsewhere;
@@ -195,6 +204,9 @@ std::string describe_in_place(const Graph& graph, const FusionPlan& plan, size_t
       return kernel(check.reader_kernel) + " packs a kernel that reads input " + in_name +
              " beside the one that writes output " + quoted(out.name) +
              ", and their blocks run at the same time";
+    case InPlaceVerdict::kReadAfterBarrier:
+      return kernel(check.writer_kernel) + " writes output " + quoted(out.name) +
+             " before its grid barrier and reads input " + in_name + " again after it";
     case InPlaceVerdict::kReadElsewhere:
       return kernel(check.reader_kernel) + " reads input " + in_name +
              " at other elements than the thread writes (through %" + std::to_string(check.via) + " = " +

@@ -28,12 +28,15 @@ enum class InPlaceVerdict : uint8_t {
   kReadByOpaque,       // an opaque operation (run by the caller) reads the input
   kReadElsewhere,      // the writer reads the input at other elements than it stores
   kReadAlongside,      // another kernel of the writer's packed launch reads the input meanwhile
+  kReadAfterBarrier,   // the writer stores the output before its grid barrier and reads its
+                       // inputs again after it (RowStages::kRowsAfterTotals)
 };
 
 struct InPlaceCheck {
   InPlaceVerdict verdict = InPlaceVerdict::kHonoured;
   int writer_kernel = -1;  // position of the kernel that stores the output
-  int reader_kernel = -1;  // kReadLater, kReadElsewhere, kReadAlongside: the launch that reads the input
+  int reader_kernel = -1;  // kReadLater, kReadElsewhere, kReadAlongside, kReadAfterBarrier: the launch
+                           // that reads the input
   ValueId via = -1;        // kReadElsewhere: the operation that reads it; kReadByOpaque: the opaque op
 };
 

@@ -49,16 +49,18 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
   const Form forms[] = {{"sinkhorn", SinkhornForm::kScaled},
                         {"sinkhorn with softmax and sums", SinkhornForm::kWithSoftmaxAndSums},
                         {"input over softmax column sums", SinkhornForm::kInputScaled}};
-  // Rows whose vectors split evenly, odd rows (scalar steps), rows of one thread's vector,
+  // f32, bf16 (computed in f32) and f64 (8-byte kept rows and partials). Rows whose vectors
+  // split evenly, odd rows (scalar steps), rows of one thread's vector,
   // and more rows than a block keeps in one loop.
   const std::pair<int64_t, int64_t> shapes[] = {{256, 256}, {100, 300}, {64, 1000}, {513, 64}, {33, 7}};
   const std::pair<int, double> devices[] = {{4, 0}, {8, 0}, {4, 10e-6}};
   std::vector<DiffCase> cases;
   std::map<BarrierCrossing, size_t> staged;
+  size_t staged_f64 = 0;
   uint64_t data_seed = 13100;
   for (const Form& f : forms) {
     for (const auto& [rows, cols] : shapes) {
-      for (DType dtype : {DType::kF32, DType::kBF16}) {
+      for (DType dtype : {DType::kF32, DType::kBF16, DType::kF64}) {
         auto graph = std::make_shared<const Graph>(sinkhorn_step(rows, cols, dtype, f.form));
         for (const auto& [sms, launch] : devices) {
           FusionOptions o;
@@ -66,6 +68,7 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
           const FusionPlan p = plan_fusion(*graph, o);
           if (const PlannedKernel* k = staged_kernel(p)) {
             ++staged[k->spec.crossing];
+            staged_f64 += dtype == DType::kF64 ? 1 : 0;
             EXPECT_EQ(k->launch, LaunchKind::kCooperative);
             EXPECT_EQ(p.kernels.size(), 1u) << dump_plan(*graph, p);
             EXPECT_NE(dump_plan(*graph, p).find("stages: rows, grid barrier, rows again"), std::string::npos);
@@ -106,6 +109,7 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
       staged[BarrierCrossing::kSharedRows], cases.size(), staged[BarrierCrossing::kReadAgain]);
   EXPECT_GE(staged[BarrierCrossing::kSharedRows], 6u);
   EXPECT_GE(staged[BarrierCrossing::kReadAgain], 1u);
+  EXPECT_GE(staged_f64, 1u);
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 

@@ -96,6 +96,31 @@ TEST(InPlace, ElementwiseStoreBesideAReductionOfSomethingElse) {
   EXPECT_EQ(verdict(g, p, 0, 1), InPlaceVerdict::kReadElsewhere);  // w is reduced
 }
 
+// A kernel whose rows wait at a grid barrier for their column totals reads its inputs in
+// both walks over its rows: a value the first walk stores may not take the buffer of an input
+// the second reads again; a value the second walk stores at its own element may.
+TEST(InPlace, AValueStoredBeforeAGridBarrierLeavesTheInputsAlone) {
+  Graph g;
+  const Dims dims = {256, 256};
+  const ValueId x = build_input(g, "x", DType::kF32, dims);
+  const ValueId b = build_input(g, "b", DType::kF32, dims);
+  const ValueId rows = build_broadcast(g, build_reduce(g, OpKind::kReduceSum, x, {1}, true), dims);
+  build_output(g, "u", build_binary(g, OpKind::kSub, x, rows));
+  const ValueId columns = build_reduce(g, OpKind::kReduceSum, x, {0}, true);
+  build_output(g, "w", build_binary(g, OpKind::kMul, b, b));
+  build_output(g, "z", build_binary(g, OpKind::kDiv, b, build_broadcast(g, columns, dims)));
+  const FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  ASSERT_EQ(p.kernels[0].spec.stages, RowStages::kRowsAfterTotals) << dump_plan(g, p);
+  for (size_t output : {0u, 1u}) {
+    const InPlaceCheck c = check_in_place(g, p, output, 1);
+    EXPECT_EQ(c.verdict, InPlaceVerdict::kReadAfterBarrier) << describe_in_place(g, p, output, 1, c);
+    EXPECT_NE(describe_in_place(g, p, output, 1, c).find("before its grid barrier"), std::string::npos);
+  }
+  EXPECT_TRUE(may_take(p, 2, 1)) << describe_in_place(g, p, 2, 1, check_in_place(g, p, 2, 1));
+  EXPECT_EQ(verdict(g, p, 2, 0), InPlaceVerdict::kReadElsewhere);  // x is reduced
+}
+
 TEST(InPlace, AnInputReadByALaterKernelIsRefused) {
   Graph g;
   ValueId x = build_input(g, "x", DType::kF32, {256});
