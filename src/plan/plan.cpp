@@ -970,6 +970,13 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
                        ? (s.column.releases_groups() ? StitchScheme::kGlobal : StitchScheme::kRegional)
                        : StitchScheme::kWarp;
         }
+        // Across a grid barrier: a column total through global memory; a value the first walk
+        // kept in shared memory for the second.
+        if (s.role(o) == ValueRole::kColumnTotal) scheme = StitchScheme::kGlobal;
+        if (s.stages == RowStages::kRowsAfterTotals && s.after_column_totals(v) &&
+            !s.after_column_totals(o) && s.role(o) == ValueRole::kElement &&
+            s.crossing == BarrierCrossing::kSharedRows)
+          scheme = StitchScheme::kRegional;
         out << (first ? " stitch " : ", ") << "%" << o << ":" << stitch_scheme_name(scheme);
         first = false;
       }

@@ -47,6 +47,11 @@ TEST(GridBarrier, SinkhornStepIsOneKernelThatReadsItsInputOnce) {
     const std::string dump = dump_plan(g, p);
     EXPECT_NE(dump.find("stages: rows, grid barrier, rows again"), std::string::npos) << dump;
     EXPECT_NE(dump.find("it kept in shared memory"), std::string::npos) << dump;
+    // The totals cross through global memory, the kept softmax through shared memory.
+    const ValueId total = s.column_totals[0];
+    EXPECT_NE(dump.find("stitch %" + std::to_string(total) + ":global"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("stitch %" + std::to_string(s.crossing_values[0]) + ":regional"), std::string::npos)
+        << dump;
     EXPECT_EQ(dump, dump_plan(g, plan(g)));  // deterministic
   }
 }
