@@ -659,6 +659,10 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     spec.levels.push_back(level);
     spec.after_totals.push_back(after_totals ? 1 : 0);
     spec.phases = std::max(spec.phases, level);
+    // After the barrier, a value of the totals' own shape computed from them alone (1 / s,
+    // |s| + 1, a reshape of s) is computed at each element's column, where an element value
+    // reads it through a broadcast.
+    bool column_value = false;
     if (after_totals) {
       // The stage after the grid barrier walks the rows again and computes element values
       // from the totals and what the rows give: no reduction (its result would be complete
@@ -668,13 +672,15 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         return reject(
             "reduction %" + std::to_string(v) +
             " reads a column total: only element values are computed after the totals' grid barrier");
-      if (role != ValueRole::kElement)
+      column_value = role == ValueRole::kIndexed && (is_elementwise(n.op) || n.op == OpKind::kReshape) &&
+                     is_aligned_column_shape(n.dims, spec.domain, spec.reduced_axes);
+      if (role != ValueRole::kElement && !column_value)
         return reject(
             "%" + std::to_string(v) + " (" + value_role_name(role) +
             ") reads a column total: only element values are computed after the totals' grid barrier");
     }
 
-    if (role == ValueRole::kIndexed && !pure)
+    if (role == ValueRole::kIndexed && !pure && !column_value)
       return reject("%" + std::to_string(v) + " has a shape off the kernel's grid");
     if (role == ValueRole::kIndexed && classify(g, v) == OpClass::kExpensiveElementwise &&
         element_count(n.dims) < element_count(spec.domain) && replicated_in_kernel(v)) {
@@ -686,15 +692,19 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       const ValueRole from = spec.roles[static_cast<size_t>(k)];
       bool ok = false;
       if (is_elementwise(n.op)) {
-        ok = from == role || (from == ValueRole::kRow && spec.cols == 1);
+        ok = from == role || (from == ValueRole::kRow && spec.cols == 1) ||
+             (column_value && from == ValueRole::kColumnTotal);
       } else if (n.op == OpKind::kReshape) {
-        ok = from == role && role != ValueRole::kIndexed;
+        ok = (from == role && role != ValueRole::kIndexed) ||
+             (column_value && (from == ValueRole::kColumnTotal || from == ValueRole::kIndexed));
       } else if (role == ValueRole::kPermutedElement) {
         ok = from == ValueRole::kElement;
       } else if (n.op == OpKind::kBroadcast) {
         ok = (from == ValueRole::kRow && role == ValueRole::kElement &&
               is_aligned_row_shape(g.node(op).dims, spec.domain, spec.reduced_axes)) ||
-             (from == ValueRole::kColumnTotal && role == ValueRole::kElement &&
+             ((from == ValueRole::kColumnTotal ||
+               (from == ValueRole::kIndexed && spec.after_totals[static_cast<size_t>(k)] != 0)) &&
+              role == ValueRole::kElement &&
               is_aligned_column_shape(g.node(op).dims, spec.domain, spec.reduced_axes));
       } else if (op_family(n.op) == OpFamily::kReduce) {
         ok = from == ValueRole::kElement;

@@ -535,6 +535,12 @@ class Generator {
     if (rng_.chance(0.6)) {
       out = binary(OpKind::kDiv, e, sum_b);  // the sum is at least 1
       out.bound = 1.0;
+      // Then divided by 1 + its sums down the other axes.
+      const Mask others = static_cast<Mask>(((1u << rank()) - 1) & ~m);
+      if (options_.column_sums_after_rows && others != 0 && rng_.chance(0.8)) {
+        auto [columns, columns_b] = reduce(OpKind::kReduceSum, out, others, rng_.chance(0.5));
+        out = combine(OpKind::kDiv, out, columns_b);  // out / (|sums| + 1)
+      }
     } else {
       Val lse = unary(OpKind::kLog, sum_b);
       lse.bound = std::log(static_cast<double>(reduced_count(m))) + 1.0;

@@ -54,6 +54,10 @@ struct RandomGraphOptions {
   bool allow_long_rows = true;
   // Upper bound on the element count of the graph's main shape.
   int64_t max_elements = 200000;
+  // Most softmaxes are then divided by 1 + their sums down the other axes (a Sinkhorn-like
+  // step: column totals that values of their own kernel read after a grid barrier). Off, the
+  // generator draws exactly what it did before the option existed.
+  bool column_sums_after_rows = false;
 };
 
 // The graph of `seed`; its inputs are named x0, x1, ... and its outputs y0, y1, ...

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codegen/emit.hpp"
+#include "common/random_graph.hpp"
 #include "common/reduction_graphs.hpp"
 #include "differential/harness.hpp"
 #include "plan/arch.hpp"
@@ -110,6 +111,38 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
   EXPECT_GE(staged[BarrierCrossing::kSharedRows], 6u);
   EXPECT_GE(staged[BarrierCrossing::kReadAgain], 1u);
   EXPECT_GE(staged_f64, 1u);
+  for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
+}
+
+// Random graphs whose softmaxes are divided by 1 + their sums down the other axes, among the
+// generator's other operations, mixed dtypes and shapes: planned for the H100 and for a small
+// device with slow launches (where the model joins more of them), run in both thread orders.
+TEST(GridBarrier, RandomGraphsWithColumnSumsAfterRows) {
+  RandomGraphOptions options;
+  options.mode = GraphMode::kFloat;
+  options.column_sums_after_rows = true;
+  std::vector<DiffCase> cases;
+  size_t staged = 0;
+  for (uint64_t seed = 1; seed <= 120; ++seed) {
+    auto graph = std::make_shared<const Graph>(random_graph(seed, options));
+    for (bool small : {false, true}) {
+      FusionOptions o;
+      if (small) o.device = small_device(4, 10e-6);
+      const FusionPlan p = plan_fusion(*graph, o);
+      for (const PlannedKernel& k : p.kernels) staged += k.spec.stages == RowStages::kRowsAfterTotals ? 1 : 0;
+      DiffCase c;
+      c.label = "seed " + std::to_string(seed) + (small ? " on 4 SMs, slow launches" : "");
+      c.reproduce =
+          "fstitch_differential_tests --gtest_filter=GridBarrier.RandomGraphsWithColumnSumsAfterRows";
+      c.graph = graph;
+      c.device = o.device;
+      c.data_seed = seed;
+      cases.push_back(std::move(c));
+    }
+  }
+  std::printf("[ grid barrier ] %zu kernels of %zu random plans wait at a grid barrier\n", staged,
+              cases.size());
+  EXPECT_GE(staged, 10u);
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 

@@ -116,6 +116,28 @@ TEST(GridBarrier, TheTotalsGoToTheKernelThatReadsThem) {
   EXPECT_LT(rows.est_seconds + columns.est_seconds, a.est_seconds + b.est_seconds);
 }
 
+// A value of the totals' own shape computed from them (|s| here; 1 / s, s + eps in a
+// framework's graph) is computed after the barrier at each element's column: the kernel is
+// the same one kernel.
+TEST(GridBarrier, ValuesOfTheTotalsShapeAreComputedAtEachColumn) {
+  Graph g;
+  const Dims dims = {4096, 1024};
+  const ValueId x = build_input(g, "x", DType::kF32, dims);
+  const ValueId max = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {1}, true), dims);
+  const ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, max));
+  const ValueId y = build_binary(g, OpKind::kDiv, e,
+                                 build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims));
+  const ValueId sums = build_reduce(g, OpKind::kReduceSum, y, {0}, false);  // [1024]
+  const ValueId scale = build_unary(g, OpKind::kAbs, sums);
+  build_output(g, "z", build_binary(g, OpKind::kDiv, y, build_broadcast(g, scale, dims)));
+  const FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  const KernelSpec& s = p.kernels[0].spec;
+  EXPECT_EQ(s.stages, RowStages::kRowsAfterTotals);
+  EXPECT_EQ(s.role(scale), ValueRole::kIndexed);
+  EXPECT_TRUE(s.after_column_totals(scale));
+}
+
 // After the barrier a kernel only computes element values: a reduction of what reads the
 // totals would be complete only after another barrier, and the analysis says so.
 TEST(GridBarrier, AReductionAfterTheTotalsEndsTheKernel) {
