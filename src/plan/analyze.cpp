@@ -464,11 +464,11 @@ void place_column_total_partials(const Graph& g, KernelSpec& spec) {
 bool keep_crossing_rows(const PlanInputs& in, KernelSpec& spec) {
   const Graph& g = *in.graph;
   if (spec.crossing_values.empty()) return false;  // nothing crosses: reading again is free
-  uint64_t value_bytes = 0;
+  uint64_t slot_bytes = 0;
   for (ValueId v : spec.crossing_values) {
     if (spec.role(v) != ValueRole::kElement) return false;  // a row value has no element slot
     const DType t = g.node(v).dtype;  // kept as its compute type: double, long long, else 4 bytes
-    value_bytes += t == DType::kF64 || t == DType::kI64 ? 8 : 4;
+    slot_bytes += t == DType::kF64 || t == DType::kI64 ? 8 : 4;
   }
   const int64_t rows_per_block = std::max(1, spec.block_threads / std::max(1, spec.threads_per_row));
   const int64_t grid = std::max<int64_t>(1, spec.grid_blocks);
@@ -476,14 +476,35 @@ bool keep_crossing_rows(const PlanInputs& in, KernelSpec& spec) {
   const int64_t iterations = spec.rows / per_loop + (spec.rows % per_loop != 0 ? 1 : 0);
   spec.kept_rows = iterations * rows_per_block;
   const std::optional<uint64_t> bytes =
-      checked_mul(static_cast<uint64_t>(spec.kept_rows) * value_bytes, static_cast<uint64_t>(spec.cols));
+      checked_mul(static_cast<uint64_t>(spec.kept_rows) * slot_bytes, static_cast<uint64_t>(spec.cols));
   const uint64_t room = static_cast<uint64_t>(std::max(0, in.arch.max_shared_bytes_per_block));
   if (!bytes || *bytes + kernel_shared_bytes(g, spec) > room) return false;
   spec.dynamic_shared_bytes = static_cast<size_t>(*bytes);
   const Occupancy occ =
       occupancy(in.arch, spec.block_threads, spec.registers_estimate, kernel_shared_bytes(g, spec));
   spec.planned_blocks_per_sm = std::max(1, occ.blocks_per_sm);
-  return occ.blocks_per_sm > 0;
+  if (occ.blocks_per_sm == 0) return false;
+  // What the values after the barrier read from global memory themselves (z = y / s + x
+  // reads x there, directly or through inlined values) is read a second time.
+  std::vector<ValueId> pending, seen;
+  for (size_t i = 0; i < spec.members.size(); ++i) {
+    if (spec.after_totals[i] == 0) continue;
+    for (ValueId op : g.node(spec.members[i]).operands) {
+      if (!spec.is_member(op)) pending.push_back(op);
+    }
+  }
+  while (!pending.empty()) {
+    const ValueId w = pending.back();
+    pending.pop_back();
+    if (std::find(seen.begin(), seen.end(), w) != seen.end()) continue;
+    seen.push_back(w);
+    if (std::binary_search(spec.inlined.begin(), spec.inlined.end(), w)) {
+      for (ValueId op : g.node(w).operands) pending.push_back(op);
+    } else if (std::find(spec.loaded.begin(), spec.loaded.end(), w) != spec.loaded.end()) {
+      spec.bytes_read = add_traffic(spec.bytes_read, value_bytes(g, w));
+    }
+  }
+  return true;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "common/reduction_graphs.hpp"
 #include "ir/builder.hpp"
+#include "plan/arch.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/plan.hpp"
@@ -136,6 +137,34 @@ TEST(GridBarrier, ValuesOfTheTotalsShapeAreComputedAtEachColumn) {
   EXPECT_EQ(s.stages, RowStages::kRowsAfterTotals);
   EXPECT_EQ(s.role(scale), ValueRole::kIndexed);
   EXPECT_TRUE(s.after_column_totals(scale));
+}
+
+// An input a value after the barrier reads itself (z = y / s + x) is read a second time, in
+// the second walk, even where the softmax rows are kept: the planned bytes count it.
+TEST(GridBarrier, InputsReadAfterTheBarrierAreCountedAgain) {
+  Graph g;
+  const Dims dims = {4096, 1024};
+  const ValueId x = build_input(g, "x", DType::kF32, dims);
+  const ValueId max = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {1}, true), dims);
+  const ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, max));
+  const ValueId y = build_binary(g, OpKind::kDiv, e,
+                                 build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims));
+  const ValueId sums = build_reduce(g, OpKind::kReduceSum, y, {0}, true);
+  build_output(
+      g, "z",
+      build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kDiv, y, build_broadcast(g, sums, dims)), x));
+  const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
+  std::vector<ValueId> members;
+  for (ValueId v = 0; v < static_cast<ValueId>(g.size()); ++v) {
+    if (g.node(v).op != OpKind::kInput) members.push_back(v);
+  }
+  KernelSpec spec;
+  ASSERT_TRUE(analyze_kernel(in, members, &spec, nullptr));
+  ASSERT_EQ(spec.stages, RowStages::kRowsAfterTotals);
+  ASSERT_EQ(spec.crossing, BarrierCrossing::kSharedRows);
+  const uint64_t input = 4096 * 1024 * 4;
+  const uint64_t totals_reads = uint64_t{4} * 1024 * static_cast<uint64_t>(spec.grid_blocks);
+  EXPECT_EQ(spec.bytes_read, 2 * input + spec.column_total_partial_bytes + totals_reads);
 }
 
 // After the barrier a kernel only computes element values: a reduction of what reads the
