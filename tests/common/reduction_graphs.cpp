@@ -193,7 +193,14 @@ Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form) 
   const ValueId y = build_binary(g, OpKind::kDiv, e, row_sum);
   const ValueId column_sum = build_reduce(g, OpKind::kReduceSum, y, {0}, true);
   const ValueId scaled = form == SinkhornForm::kInputScaled ? x : y;
-  const ValueId z = build_binary(g, OpKind::kDiv, scaled, build_broadcast(g, column_sum, dims));
+  ValueId z = build_binary(g, OpKind::kDiv, scaled, build_broadcast(g, column_sum, dims));
+  if (form == SinkhornForm::kReciprocal) {
+    const ValueId one =
+        build_broadcast(g, build_constant_f64(g, g.node(y).dtype, 1.0), g.node(column_sum).dims);
+    const ValueId inverse = build_binary(g, OpKind::kDiv, one, column_sum);
+    z = build_binary(g, OpKind::kMul, y, build_broadcast(g, inverse, dims));
+  }
+  if (form == SinkhornForm::kPlusInput) z = build_binary(g, OpKind::kAdd, z, x);
   auto out = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, dtype) : v; };
   build_output(g, "z", out(z));
   if (form == SinkhornForm::kWithSoftmaxAndSums) {

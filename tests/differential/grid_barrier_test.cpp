@@ -49,7 +49,9 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
   };
   const Form forms[] = {{"sinkhorn", SinkhornForm::kScaled},
                         {"sinkhorn with softmax and sums", SinkhornForm::kWithSoftmaxAndSums},
-                        {"input over softmax column sums", SinkhornForm::kInputScaled}};
+                        {"input over softmax column sums", SinkhornForm::kInputScaled},
+                        {"sinkhorn times reciprocal sums", SinkhornForm::kReciprocal},
+                        {"sinkhorn plus input", SinkhornForm::kPlusInput}};
   // f32, bf16 (computed in f32) and f64 (8-byte kept rows and partials). Rows whose vectors
   // split evenly, odd rows (scalar steps), rows of one thread's vector,
   // and more rows than a block keeps in one loop.
@@ -58,6 +60,7 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
   std::vector<DiffCase> cases;
   std::map<BarrierCrossing, size_t> staged;
   size_t staged_f64 = 0;
+  std::map<std::string, size_t> staged_forms;
   uint64_t data_seed = 13100;
   for (const Form& f : forms) {
     for (const auto& [rows, cols] : shapes) {
@@ -70,6 +73,7 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
           if (const PlannedKernel* k = staged_kernel(p)) {
             ++staged[k->spec.crossing];
             staged_f64 += dtype == DType::kF64 ? 1 : 0;
+            ++staged_forms[f.name];
             EXPECT_EQ(k->launch, LaunchKind::kCooperative);
             EXPECT_EQ(p.kernels.size(), 1u) << dump_plan(*graph, p);
             EXPECT_NE(dump_plan(*graph, p).find("stages: rows, grid barrier, rows again"), std::string::npos);
@@ -111,6 +115,8 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
   EXPECT_GE(staged[BarrierCrossing::kSharedRows], 6u);
   EXPECT_GE(staged[BarrierCrossing::kReadAgain], 1u);
   EXPECT_GE(staged_f64, 1u);
+  for (const char* form : {"sinkhorn times reciprocal sums", "sinkhorn plus input"})
+    EXPECT_GE(staged_forms[form], 1u) << form;
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 
