@@ -211,12 +211,27 @@ bool creates_cycle(const PlanInputs& in, const std::vector<ValueId>& members,
   return false;
 }
 
+bool may_hold_column_totals(const Graph& g, const std::vector<ValueId>& members) {
+  // A column total keeps its operand's columns: a reduction that sums the operand's last
+  // axis (of more than one element) is a row reduction in every domain the kernel can have.
+  for (ValueId v : members) {
+    const Node& n = g.node(v);
+    if (op_family(n.op) != OpFamily::kReduce || n.operands.empty()) continue;
+    const Dims& operand = g.node(n.operands.front()).dims;
+    if (operand.empty()) continue;
+    const auto last = static_cast<int64_t>(operand.size()) - 1;
+    const bool sums_last_axis = operand.back() > 1 && std::binary_search(n.axes.begin(), n.axes.end(), last);
+    if (!sums_last_axis) return true;
+  }
+  return false;
+}
+
 void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels) {
   KernelSpec joined, before, after;
   const size_t count = kernels.size();
   for (size_t k = 0; k < count; ++k) {
-    if (kernels[k].empty() || !analyze_kernel(in, kernels[k], &joined, nullptr) ||
-        joined.stages != RowStages::kRowsAfterTotals)
+    if (kernels[k].empty() || !may_hold_column_totals(*in.graph, kernels[k]) ||
+        !analyze_kernel(in, kernels[k], &joined, nullptr) || joined.stages != RowStages::kRowsAfterTotals)
       continue;
     // The rows before the barrier, and the totals with what reads them: a row kernel that
     // hands its element values on, and a column kernel that sums and scales them.
@@ -242,7 +257,8 @@ void move_column_totals_to_their_reader(const PlanInputs& in, std::vector<std::v
   }
   KernelSpec with, reader, without, joined;
   for (size_t k = 0; k < kernels.size(); ++k) {
-    if (kernels[k].empty() || !analyze_kernel(in, kernels[k], &with, nullptr) || with.column_totals.empty())
+    if (kernels[k].empty() || !may_hold_column_totals(*in.graph, kernels[k]) ||
+        !analyze_kernel(in, kernels[k], &with, nullptr) || with.column_totals.empty())
       continue;
     // The one other kernel that reads every total (an output is stored wherever it goes).
     int r = -1;

@@ -20,6 +20,10 @@ struct ExploreOptions {
 // a DAG.
 std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const ExploreOptions& options);
 
+// Whether the kernel of `members` can have a column total: it holds a reduction that keeps
+// its operand's last axis. The passes after the merge analyze only such kernels again.
+bool may_hold_column_totals(const Graph& graph, const std::vector<ValueId>& members);
+
 // A kernel whose rows wait at a grid barrier for its column totals (RowStages::
 // kRowsAfterTotals) is split in two where the model scores them faster apart: its rows
 // (which then store the element values the totals read) and the totals with what reads them.

@@ -7,6 +7,7 @@
 
 #include "common/reduction_graphs.hpp"
 #include "ir/builder.hpp"
+#include "plan/explore.hpp"
 #include "plan/launch_grid.hpp"
 #include "plan/plan.hpp"
 #include "plan/plan_test_util.hpp"
@@ -79,6 +80,38 @@ TEST(ColumnTotals, AColumnTotalFeedsOnlyTheRowsAfterItsGridBarrier) {
           EXPECT_TRUE(k.spec.after_column_totals(m)) << dump_plan(g, p);
           EXPECT_EQ(k.launch, LaunchKind::kCooperative) << dump_plan(g, p);
         }
+      }
+    }
+  }
+}
+
+// The passes after the merge analyze again only kernels that may hold a column total: a
+// kernel whose every reduction sums its operand's last axis holds none, and the filter
+// never drops a kernel that holds one.
+TEST(ColumnTotals, OnlyKernelsWithAReductionOffTheLastAxisMayHoldTotals) {
+  Graph g;
+  const Dims dims{64, 32};
+  const ValueId x = build_input(g, "x", DType::kF32, dims);
+  const ValueId rows = build_reduce(g, OpKind::kReduceSum, x, {1}, true);
+  const ValueId centered = build_binary(g, OpKind::kSub, x, build_broadcast(g, rows, dims));
+  const ValueId columns = build_reduce(g, OpKind::kReduceSum, centered, {0}, true);
+  const ValueId column = build_input(g, "c", DType::kF32, Dims{64, 1});
+  const ValueId whole_column = build_reduce(g, OpKind::kReduceSum, column, {0, 1}, false);
+  const ValueId cube = build_input(g, "m", DType::kF32, Dims{4, 8, 16});
+  const ValueId middle = build_reduce(g, OpKind::kReduceMax, cube, {1}, false);
+  EXPECT_FALSE(may_hold_column_totals(g, {rows, centered}));
+  EXPECT_TRUE(may_hold_column_totals(g, {rows, centered, columns}));
+  // A last axis of one element says nothing about the columns: kept as possible.
+  EXPECT_TRUE(may_hold_column_totals(g, {whole_column}));
+  EXPECT_TRUE(may_hold_column_totals(g, {middle}));
+  for (const testing::ShapedGraph& shaped : testing::reduction_graphs()) {
+    for (const Dims& shape : {shaped.dims, shaped.check_dims}) {
+      const Graph built = shaped.build(shape, DType::kF32);
+      const FusionPlan p = plan(built);
+      for (const PlannedKernel& k : p.kernels) {
+        if (k.spec.column_totals.empty()) continue;
+        EXPECT_TRUE(may_hold_column_totals(built, k.spec.members)) << shaped.name << "\n"
+                                                                   << dump_plan(built, p);
       }
     }
   }
