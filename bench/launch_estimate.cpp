@@ -21,9 +21,10 @@ LaunchEstimate estimate_launch(const ArchParams& arch, const Graph& graph, const
     launch.est_seconds = packed_seconds_at_occupancy(arch, graph, parts, blocks_per_sm);
     return launch;
   }
-  KernelSpec launched = kernel.spec;
+  // At the launch grid with its own traffic (a column total's partials grow with the grid).
+  KernelSpec launched =
+      launched_at_grid(graph, kernel.spec, launch_grid(kernel, blocks_per_sm, arch.sm_count));
   launched.registers_estimate = registers;
-  launched.grid_blocks = launch_grid(kernel, blocks_per_sm, arch.sm_count);
   launch.grid = launched.grid_blocks;
   launch.est_seconds = estimate_kernel_at_occupancy(arch, graph, launched, blocks_per_sm).total_seconds;
   return launch;

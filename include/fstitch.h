@@ -923,7 +923,10 @@ FST_API fst_status fst_kernel_launch_config(const fst_kernel* kernel, uint32_t o
  * (@p blocks_per_multiprocessor x @p multiprocessors), or the kernel's work units when there
  * are fewer (more blocks would have nothing to do), never below one block. A kernel whose code
  * assumes its planned grid keeps it, and a ::FST_LAUNCH_COOPERATIVE kernel never grows past
- * its planned grid (it only shrinks, so every block stays resident). Block size and dynamic
+ * its planned grid (it only shrinks, so every block stays resident), except a kernel with
+ * column totals whose plan gives a larger grid its workspace holds (fst_fusion_dump: "up to N
+ * blocks where the compiled kernel fits them"): it grows to the full wave, up to that grid,
+ * when more blocks are resident than planned. Block size and dynamic
  * shared memory are those of fst_kernel_launch_config(). Arithmetic on the plan: it needs no
  * device or driver and answers on either backend; it allocates nothing.
  *

@@ -90,8 +90,9 @@ void reset_cache_and_tiling(KernelSpec& s) {
   s.split = RowSplit{};
   s.column_total_shared_bytes = 0;
   s.column_total_offsets.clear();
-  s.column_total_partial_bytes = 0;
+  s.column_total_partial_bytes = s.column_total_traffic_bytes = 0;
   s.column_total_group = s.column_total_groups = 1;
+  s.grid_ceiling = 0;
   s.grid_multiple = 1;
   s.grid_policy = GridPolicy::kStrided;  // column totals fix the grid they place their partials for
   s.row_alignment = RowVectorAlignment::kRowStart;
@@ -430,9 +431,27 @@ bool fit_column_totals(const Graph& g, KernelSpec& spec) {
   return true;
 }
 
-// Each total's partials: one accumulator per block and column, then one per group and
-// column, in a 16-byte aligned region. Groups of about the square root of the grid: each of
-// the two combining steps then reads about as few partials as the other.
+// The bytes of every total's partials for `grid` blocks in groups of spec.column_total_group:
+// one accumulator per block and column, then one per group and column (and with a second
+// stage one more row, the totals), each total's region 16-byte aligned.
+uint64_t column_total_partials_for_grid(const Graph& g, const KernelSpec& spec, int64_t grid) {
+  const int64_t group = std::max<int64_t>(1, spec.column_total_group);
+  const int64_t groups = (grid + group - 1) / group;
+  const int64_t totals_rows = spec.stages == RowStages::kRowsAfterTotals ? 1 : 0;
+  uint64_t bytes = 0;
+  for (ValueId v : spec.column_totals) {
+    const Node& n = g.node(v);
+    const uint64_t region = accumulator_bytes(n.op, n.dtype) *
+                            static_cast<uint64_t>(grid + groups + totals_rows) *
+                            static_cast<uint64_t>(spec.cols);
+    bytes += (region + 15) / 16 * 16;
+  }
+  return bytes;
+}
+
+// Each total's partials, placed for the largest grid a launch may take (fixed_grid_capacity).
+// Groups of about the square root of the planned grid: each of the two combining steps then
+// reads about as few partials as the other.
 void place_column_total_partials(const Graph& g, KernelSpec& spec) {
   const int64_t grid = std::max<int64_t>(1, spec.grid_blocks);
   int64_t group = 1;
@@ -440,21 +459,91 @@ void place_column_total_partials(const Graph& g, KernelSpec& spec) {
   spec.column_total_group = group;
   spec.column_total_groups = (grid + group - 1) / group;
   spec.column_total_offsets.clear();
-  // A second stage reads the totals from one more row, which the last block writes.
-  const int64_t totals_rows = spec.stages == RowStages::kRowsAfterTotals ? 1 : 0;
+  const int64_t capacity = spec.fixed_grid_capacity();
   uint64_t offset = 0;
   for (ValueId v : spec.column_totals) {
-    const Node& n = g.node(v);
     spec.column_total_offsets.push_back(offset);
-    const uint64_t bytes = accumulator_bytes(n.op, n.dtype) *
-                           static_cast<uint64_t>(grid + spec.column_total_groups + totals_rows) *
-                           static_cast<uint64_t>(spec.cols);
-    offset += (bytes + 15) / 16 * 16;
+    KernelSpec one;
+    one.column_totals = {v};
+    one.column_total_group = group;
+    one.cols = spec.cols;
+    one.stages = spec.stages;
+    offset += column_total_partials_for_grid(g, one, capacity);
   }
   spec.column_total_partial_bytes = offset;
+  spec.column_total_traffic_bytes = column_total_partials_for_grid(g, spec, grid);
   // The partials are placed for this grid, and each block's sums depend on the rows it
-  // took: the launch keeps the planned grid, so results are the same in every run.
+  // took: a launch keeps the grid it chose for every run, so results are the same in each.
   spec.grid_policy = GridPolicy::kFixed;
+}
+
+// What the partials (and a second stage's reads of the totals) add to a kernel's traffic at
+// its planned grid: each block writes its partials once and the combining blocks read them.
+void add_column_total_traffic(const Graph& g, KernelSpec& spec) {
+  spec.bytes_read = add_traffic(spec.bytes_read, spec.column_total_traffic_bytes);
+  if (spec.stages == RowStages::kRowsAfterTotals) {
+    uint64_t totals_row = 0;
+    for (ValueId v : spec.column_totals)
+      totals_row += accumulator_bytes(g.node(v).op, g.node(v).dtype) * static_cast<uint64_t>(spec.cols);
+    spec.bytes_read = add_traffic(spec.bytes_read, totals_row, static_cast<uint64_t>(spec.grid_blocks));
+  }
+  spec.bytes_written = add_traffic(spec.bytes_written, spec.column_total_traffic_bytes);
+}
+
+}  // namespace
+
+KernelSpec launched_at_grid(const Graph& g, const KernelSpec& spec, int64_t grid) {
+  KernelSpec s = spec;
+  if (spec.column_totals.empty()) {
+    s.grid_blocks = grid;
+    return s;
+  }
+  // Without the partials' and totals' traffic of the planned grid, then with the grid's own.
+  s.bytes_read -= spec.column_total_traffic_bytes;
+  s.bytes_written -= spec.column_total_traffic_bytes;
+  if (spec.stages == RowStages::kRowsAfterTotals) {
+    for (ValueId v : spec.column_totals)
+      s.bytes_read -= accumulator_bytes(g.node(v).op, g.node(v).dtype) * static_cast<uint64_t>(spec.cols) *
+                      static_cast<uint64_t>(spec.grid_blocks);
+  }
+  s.grid_blocks = std::max<int64_t>(1, grid);
+  s.column_total_groups =
+      (s.grid_blocks + spec.column_total_group - 1) / std::max<int64_t>(1, spec.column_total_group);
+  s.column_total_traffic_bytes = column_total_partials_for_grid(g, s, s.grid_blocks);
+  add_column_total_traffic(g, s);
+  return s;
+}
+
+namespace {
+
+// The register estimate sizes a column-total kernel's fixed grid, and it is kept above what
+// ptxas uses (the norm backwards compile to 24-48 registers fewer). Where the cost model
+// scores a larger grid faster at an occupancy that registers alone would forbid, the grid
+// may grow to it at launch when the compiled kernel fits those blocks (launch_grid): the
+// best such grid is the ceiling, and the partials are placed for it.
+void choose_grid_ceiling(const PlanInputs& in, KernelSpec& spec) {
+  const Graph& g = *in.graph;
+  const int64_t sms = std::max(1, in.arch.sm_count);
+  const size_t shared = kernel_shared_bytes(g, spec);
+  const int estimated = occupancy(in.arch, spec.block_threads, spec.registers_estimate, shared).blocks_per_sm;
+  const int most = occupancy(in.arch, spec.block_threads, 0, shared).blocks_per_sm;
+  const int64_t units = std::max<int64_t>(1, spec.work_units);
+  if (estimated <= 0 || most <= estimated || spec.grid_blocks >= units) return;
+  double best_seconds = estimate_kernel_at_occupancy(in.arch, g, spec, estimated).total_seconds;
+  int64_t best_grid = 0;
+  for (int per_sm = estimated + 1; per_sm <= most; ++per_sm) {
+    const int64_t grid = std::min(int64_t{per_sm} * sms, units);
+    if (grid <= std::max(spec.grid_blocks, best_grid)) continue;
+    const double seconds =
+        estimate_kernel_at_occupancy(in.arch, g, launched_at_grid(g, spec, grid), per_sm).total_seconds;
+    if (seconds < best_seconds * (1 - kEstimateResolution)) {
+      best_seconds = seconds;
+      best_grid = grid;
+    }
+  }
+  if (best_grid <= spec.grid_blocks) return;
+  spec.grid_ceiling = best_grid;
+  place_column_total_partials(g, spec);
 }
 
 // RowStages::kRowsAfterTotals with BarrierCrossing::kSharedRows: the rows of its crossing
@@ -1284,14 +1373,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       place_column_total_partials(g, spec);
       // Each block writes its partials once; the last block reads them all (and with a
       // second stage every block reads the totals' row).
-      spec.bytes_read = add_traffic(spec.bytes_read, spec.column_total_partial_bytes);
-      if (spec.stages == RowStages::kRowsAfterTotals) {
-        uint64_t totals_row = 0;
-        for (ValueId v : spec.column_totals)
-          totals_row += accumulator_bytes(g.node(v).op, g.node(v).dtype) * static_cast<uint64_t>(spec.cols);
-        spec.bytes_read = add_traffic(spec.bytes_read, totals_row, static_cast<uint64_t>(spec.grid_blocks));
-      }
-      spec.bytes_written = add_traffic(spec.bytes_written, spec.column_total_partial_bytes);
+      add_column_total_traffic(g, spec);
     }
     if (spec.schedule == ScheduleKind::kSplitRow) {
       place_split_partials(g, spec);
@@ -1369,6 +1451,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         RejectionKind::kResource);
   }
   if (best != last_applied) apply(mappings[best]);
+  if (!spec.column_totals.empty()) choose_grid_ceiling(in, spec);
   return true;
 }
 

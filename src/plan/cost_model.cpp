@@ -638,7 +638,7 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
     // L2, so twice the DRAM share), each after a fence and an atomic arrival (two of a group
     // barrier's three L2 round trips).
     const double sm_bandwidth = 2.0 * a.dram_bandwidth / std::max(1, a.sm_count);
-    const double per_row = static_cast<double>(s.column_total_partial_bytes) /
+    const double per_row = static_cast<double>(s.column_total_traffic_bytes) /
                            static_cast<double>(std::max<int64_t>(1, grid + s.column_total_groups));
     const double rows_read = static_cast<double>(s.column_total_group + s.column_total_groups);
     c.barrier_seconds += rows_read * per_row / sm_bandwidth + 2 * a.group_barrier_seconds * 2.0 / 3.0;

@@ -2,6 +2,7 @@
 // kernel's iteration space, the schedule and its cost. Produced by analyze_kernel().
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -117,7 +118,8 @@ enum class GridPolicy : uint8_t {
   // the kernel writes depends on gridDim: any grid from grid_multiple up to the work units
   // (in multiples of grid_multiple) computes the same result.
   kStrided,
-  // The code assumes the planned grid: launchers keep grid_blocks.
+  // The code assumes the planned grid: launchers keep grid_blocks, or grow it up to
+  // KernelSpec::grid_ceiling where the kernel has one (its scratch is placed for that grid).
   kFixed,
 };
 const char* grid_policy_name(GridPolicy p);
@@ -177,6 +179,13 @@ struct KernelSpec {
   int threads_per_row = 1;
   int block_threads = 256;
   int64_t grid_blocks = 1;  // the planned grid: grid_for_occupancy at planned_blocks_per_sm
+  // A fixed grid of column totals is sized from the register estimate, which is kept above
+  // what ptxas uses: the compiled kernel may fit more blocks per SM. A launcher may then grow
+  // the grid up to grid_ceiling, the grid the cost model scores best among the occupancies
+  // registers could allow (0: the planned grid is the only one). The partials and counters
+  // are placed for it (fixed_grid_capacity()).
+  int64_t grid_ceiling = 0;
+  int64_t fixed_grid_capacity() const { return std::max(grid_blocks, grid_ceiling); }
   // The grid's freedom: its policy, the work units a grid-stride loop hands out (work_units()
   // in plan/cost_model.hpp; more blocks than this idle), and the group size blocks come in
   // (a grid stays a multiple of it and at least one group).
@@ -231,8 +240,12 @@ struct KernelSpec {
   // partials and releases the grid on one more counter.
   std::vector<ValueId> column_totals;
   size_t column_total_shared_bytes = 0;
+  // The partials are placed for fixed_grid_capacity(): column_total_partial_bytes is their
+  // workspace; column_total_traffic_bytes what the planned grid writes of them (and its last
+  // blocks read back).
   std::vector<uint64_t> column_total_offsets;
   uint64_t column_total_partial_bytes = 0;
+  uint64_t column_total_traffic_bytes = 0;
   int64_t column_total_group = 1;
   int64_t column_total_groups = 1;
 
@@ -303,6 +316,10 @@ struct ScheduleConstraint {
 // Analyzes a candidate member set (any order) into *out (whose contents are replaced, and
 // unspecified after a false return). Returns false with a reason when the set cannot be one
 // kernel under the policy (and the constraint: the best schedule that meets it).
+// `spec` as launched with `grid` blocks: its traffic (a column total's partials grow with the
+// grid) and grid; for the estimate of a launch at another grid than planned.
+KernelSpec launched_at_grid(const Graph& graph, const KernelSpec& spec, int64_t grid);
+
 bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, Rejection* why_not,
                     const ScheduleConstraint& constraint = {});
 

@@ -34,6 +34,11 @@ int64_t grid_for_occupancy(const KernelSpec& spec, int64_t blocks_per_sm, int64_
 }
 
 int64_t launch_grid(const PlannedKernel& kernel, int64_t blocks_per_sm, int64_t sms) {
+  const KernelSpec& s = kernel.spec;
+  if (s.grid_policy == GridPolicy::kFixed && s.grid_ceiling > s.grid_blocks) {
+    const int64_t wave = saturating_mul(std::max<int64_t>(0, blocks_per_sm), std::max<int64_t>(0, sms));
+    if (wave > s.grid_blocks) return std::min(wave, s.grid_ceiling);
+  }
   const int64_t grid = grid_for_occupancy(kernel.spec, blocks_per_sm, sms);
   if (kernel.launch == LaunchKind::kCooperative)
     return std::min(std::max<int64_t>(1, kernel.spec.grid_blocks), grid);

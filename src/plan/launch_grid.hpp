@@ -24,7 +24,11 @@ int64_t grid_for_occupancy(const KernelSpec& spec, int64_t blocks_per_sm, int64_
 
 // The grid fstitch's launcher uses for `kernel`: grid_for_occupancy, except that a
 // cooperative kernel (every block resident for its grid barrier) only shrinks: it keeps its
-// planned grid when that fits the occupancy, as the planner costed its barriers for it.
+// planned grid when that fits the occupancy, as the planner costed its barriers for it; and
+// a fixed grid with a ceiling (KernelSpec::grid_ceiling, column totals planned from a register
+// estimate above the compiled kernel's) grows to the resident wave, up to the ceiling, when
+// more blocks fit than planned. The same occupancy gives the same grid, so a device's runs
+// give the same bits.
 int64_t launch_grid(const PlannedKernel& kernel, int64_t blocks_per_sm, int64_t sms);
 
 }  // namespace fstitch

@@ -86,13 +86,14 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
   const auto partial_bytes = static_cast<size_t>(column_totals ? k.spec.column_total_partial_bytes
                                                  : split_rows  ? k.spec.split.partial_bytes
                                                                : k.spec.column.partial_bytes);
-  // Column totals: one counter per group, one for the groups, and one that releases the grid
-  // into a second stage.
+  // Column totals: one counter per group (of the largest grid a launch may take), one for the
+  // groups, and one that releases the grid into a second stage.
   const int64_t release = k.spec.stages == RowStages::kRowsAfterTotals ? 1 : 0;
-  const auto counter_bytes =
-      static_cast<size_t>(column_totals ? 4 * (k.spec.column_total_groups + 1 + release)
-                          : split_rows  ? k.spec.split.counter_bytes
-                                        : k.spec.column.counter_bytes);
+  const int64_t group = std::max<int64_t>(1, k.spec.column_total_group);
+  const int64_t groups = (k.spec.fixed_grid_capacity() + group - 1) / group;
+  const auto counter_bytes = static_cast<size_t>(column_totals ? 4 * (groups + 1 + release)
+                                                 : split_rows  ? k.spec.split.counter_bytes
+                                                               : k.spec.column.counter_bytes);
   KernelParam partials{ParamKind::kWorkspace, slot(partial_bytes), -1, true};
   partials.scratch = ParamScratch::kSplitPartials;
   partials.scratch_bytes = partial_bytes;
@@ -869,6 +870,17 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       out << " (strided over " << s.work_units << " work unit(s)";
       if (s.grid_multiple > 1) out << " in groups of " << s.grid_multiple;
       out << ")";
+    } else if (s.grid_ceiling > s.grid_blocks) {
+      // The estimate is at the planned grid; the larger one is the model's pick where the
+      // compiled kernel fits its blocks.
+      out << " (" << grid_policy_name(s.grid_policy) << ", up to " << s.grid_ceiling
+          << " blocks where the compiled kernel fits them: "
+          << seconds_text(
+                 estimate_kernel_at_occupancy(plan.arch, graph, launched_at_grid(graph, s, s.grid_ceiling),
+                                              static_cast<int>((s.grid_ceiling + plan.arch.sm_count - 1) /
+                                                               std::max(1, plan.arch.sm_count)))
+                     .total_seconds)
+          << ")";
     } else {
       out << " (" << grid_policy_name(s.grid_policy) << ")";
     }

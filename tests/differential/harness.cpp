@@ -280,7 +280,8 @@ std::string launch_on_host(const Prepared& p, const host::HostModule& module, Gr
     if (void* zeroed = args.zeroed_address(k)) std::memset(zeroed, 0, k.zeroed_workspace.bytes);
     host::set_residency(k, launch);
     try {
-      module.launch(k.name, host::Dim3{static_cast<unsigned>(k.spec.grid_blocks), 1, 1},
+      const int64_t grid = p.c->host_grid ? p.c->host_grid(k) : k.spec.grid_blocks;
+      module.launch(k.name, host::Dim3{static_cast<unsigned>(grid), 1, 1},
                     host::Dim3{static_cast<unsigned>(k.spec.block_threads), 1, 1},
                     k.spec.dynamic_shared_bytes, args.params(), launch);
     } catch (const std::exception& e) {

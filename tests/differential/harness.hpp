@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@ struct DiffCase {
   // The planner's budgets, where a case steers it off its register or shared row cache.
   std::optional<int> register_cap;
   std::optional<size_t> shared_budget;
+  // The grid each kernel launches with on the host backend (the planned grid when empty): a
+  // launch the CUDA launcher would size otherwise, such as a fixed grid grown to its ceiling.
+  std::function<int64_t(const PlannedKernel&)> host_grid;
 };
 
 struct CaseResult {

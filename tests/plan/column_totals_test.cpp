@@ -7,6 +7,7 @@
 
 #include "common/reduction_graphs.hpp"
 #include "ir/builder.hpp"
+#include "plan/cost_model.hpp"
 #include "plan/explore.hpp"
 #include "plan/launch_grid.hpp"
 #include "plan/plan.hpp"
@@ -33,7 +34,7 @@ TEST(ColumnTotals, LayerNormBackwardReadsXAndDyOnce) {
       const KernelSpec& s = p.kernels[0].spec;
       EXPECT_EQ(s.column_totals.size(), 2u);
       // x, dy and w read once, dx, dgamma and dbeta written once; the partials twice.
-      EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes + 2 * s.column_total_partial_bytes) << dump_plan(g, p);
+      EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes + 2 * s.column_total_traffic_bytes) << dump_plan(g, p);
       EXPECT_EQ(s.grid_policy, GridPolicy::kFixed);
       // Two combining steps of about the square root of the grid each.
       EXPECT_GE(s.column_total_group * s.column_total_groups, s.grid_blocks);
@@ -51,7 +52,7 @@ TEST(ColumnTotals, LayerNormBackwardReadsXAndDyOnce) {
       // At the large shapes the partials are a small part of the traffic (the 1584 blocks of
       // a full wave at 8192 x 4096 wrote more partials than the second kernel cost).
       if (rows * cols >= 4096 * 1024) {
-        EXPECT_LE(2 * s.column_total_partial_bytes, p.lower_bound_bytes / 10) << dump_plan(g, p);
+        EXPECT_LE(2 * s.column_total_traffic_bytes, p.lower_bound_bytes / 10) << dump_plan(g, p);
       }
       EXPECT_EQ(dump_plan(g, p), dump_plan(g, plan(g)));
     }
@@ -82,6 +83,42 @@ TEST(ColumnTotals, AColumnTotalFeedsOnlyTheRowsAfterItsGridBarrier) {
         }
       }
     }
+  }
+}
+
+// A column-total kernel's grid is sized from the register estimate; where the model scores a
+// larger grid faster at an occupancy the estimate rules out (a Sinkhorn step of bf16 rows,
+// read again after its grid barrier), that grid is the ceiling a launch may grow to when the
+// compiled kernel fits more blocks: the workspace holds its partials and counters. Where
+// the model scores the planned grid best (the f32 LayerNorm backward, whose rows read ahead
+// keep enough bytes in flight), there is none.
+TEST(ColumnTotals, AFixedGridMayGrowToTheCeilingTheModelScoresBest) {
+  const Graph g = testing::sinkhorn_step(16384, 768, DType::kBF16);
+  const FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  const PlannedKernel& k = p.kernels[0];
+  const KernelSpec& s = k.spec;
+  ASSERT_GT(s.grid_ceiling, s.grid_blocks) << dump_plan(g, p);
+  EXPECT_EQ(s.grid_policy, GridPolicy::kFixed);
+  const int sms = p.arch.sm_count;
+  const auto per_sm = static_cast<int>((s.grid_ceiling + sms - 1) / sms);
+  const KernelSpec grown = launched_at_grid(g, s, s.grid_ceiling);
+  EXPECT_LT(estimate_kernel_at_occupancy(p.arch, g, grown, per_sm).total_seconds,
+            estimate_kernel_at_occupancy(p.arch, g, s, s.planned_blocks_per_sm).total_seconds);
+  // The workspace holds the ceiling's partials and counters, beside the planned traffic.
+  EXPECT_GE(s.column_total_partial_bytes, grown.column_total_traffic_bytes);
+  EXPECT_GT(grown.column_total_traffic_bytes, s.column_total_traffic_bytes);
+  const int64_t groups = (s.grid_ceiling + s.column_total_group - 1) / s.column_total_group;
+  EXPECT_GE(k.zeroed_workspace.bytes, static_cast<size_t>(4 * (groups + 2)));
+  EXPECT_EQ(launch_grid(k, per_sm, sms), s.grid_ceiling);
+  EXPECT_EQ(launch_grid(k, s.planned_blocks_per_sm, sms), s.grid_blocks);
+  EXPECT_NE(dump_plan(g, p).find("up to " + std::to_string(s.grid_ceiling) + " blocks"), std::string::npos);
+
+  const Graph f32 = testing::layer_norm_backward(8192, 1024, DType::kF32);
+  const FusionPlan q = plan(f32);
+  for (const PlannedKernel& kernel : q.kernels) {
+    EXPECT_EQ(kernel.spec.grid_ceiling, 0) << dump_plan(f32, q);
+    EXPECT_EQ(launch_grid(kernel, 32, q.arch.sm_count), kernel.spec.grid_blocks);
   }
 }
 

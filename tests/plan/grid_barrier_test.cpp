@@ -42,7 +42,7 @@ TEST(GridBarrier, SinkhornStepIsOneKernelThatReadsItsInputOnce) {
     EXPECT_EQ(s.kept_rows % rows_per_block, 0);
     EXPECT_LE(s.dynamic_shared_bytes, static_cast<size_t>(p.arch.max_shared_bytes_per_block));
     const uint64_t totals_reads = uint64_t{4} * static_cast<uint64_t>(s.cols * s.grid_blocks);
-    EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes + 2 * s.column_total_partial_bytes + totals_reads)
+    EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes + 2 * s.column_total_traffic_bytes + totals_reads)
         << dump_plan(g, p);
     EXPECT_LE(p.planned_bytes, p.lower_bound_bytes * 5 / 4) << dump_plan(g, p);
     const std::string dump = dump_plan(g, p);
@@ -152,7 +152,7 @@ TEST(GridBarrier, InputsReadAfterTheBarrierAreCountedAgain) {
   ASSERT_EQ(spec.crossing, BarrierCrossing::kSharedRows);
   const uint64_t input = 4096 * 1024 * 4;
   const uint64_t totals_reads = uint64_t{4} * 1024 * static_cast<uint64_t>(spec.grid_blocks);
-  EXPECT_EQ(spec.bytes_read, 2 * input + spec.column_total_partial_bytes + totals_reads);
+  EXPECT_EQ(spec.bytes_read, 2 * input + spec.column_total_traffic_bytes + totals_reads);
 }
 
 // After the barrier a kernel only computes element values: a reduction of what reads the

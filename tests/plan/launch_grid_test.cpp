@@ -88,6 +88,26 @@ TEST(LaunchGrid, ACooperativeGridOnlyShrinksToFit) {
   EXPECT_EQ(launch_grid(k, 3, 132), 3 * 132);
 }
 
+// A fixed grid with a ceiling (column totals whose partials are placed for a larger grid than
+// planned) grows to the compiled kernel's wave, up to the ceiling, and never shrinks below
+// what it planned unless it is cooperative and fewer blocks fit.
+TEST(LaunchGrid, AFixedGridGrowsToTheWaveUpToItsCeiling) {
+  PlannedKernel k;
+  k.spec = strided(8192, 1, 4 * 132);
+  k.spec.grid_policy = GridPolicy::kFixed;
+  k.spec.grid_ceiling = 10 * 132;
+  EXPECT_EQ(launch_grid(k, 4, 132), 4 * 132);    // as planned
+  EXPECT_EQ(launch_grid(k, 7, 132), 7 * 132);    // the compiled kernel's wave
+  EXPECT_EQ(launch_grid(k, 16, 132), 10 * 132);  // no further than the ceiling
+  EXPECT_EQ(launch_grid(k, 2, 132), 4 * 132);    // a regular launch keeps its planned grid
+  k.launch = LaunchKind::kCooperative;
+  EXPECT_EQ(launch_grid(k, 7, 132), 7 * 132);
+  EXPECT_EQ(launch_grid(k, 16, 132), 10 * 132);
+  EXPECT_EQ(launch_grid(k, 4, 132), 4 * 132);
+  k.spec.grid_ceiling = 0;
+  EXPECT_EQ(launch_grid(k, 16, 132), 4 * 132);  // without a ceiling the planned grid stays
+}
+
 // Every planned kernel's grid is the rule at its estimated occupancy, and its work units are
 // the cost model's.
 TEST(GridForOccupancy, ThePlannedGridIsTheRuleAtTheEstimatedOccupancy) {
