@@ -187,6 +187,13 @@ GraphPtr layer_norm_graph(fst_context* context, int64_t rows, int64_t cols) {
   return GraphPtr(graph);
 }
 
+GraphPtr parsed_graph(fst_context* context, const Graph& source) {
+  const std::string text = print_graph(source);
+  fst_graph* graph = nullptr;
+  EXPECT_EQ(fst_graph_parse(context, text.c_str(), text.size(), &graph), FST_OK) << fst_last_error_message();
+  return GraphPtr(graph);
+}
+
 GraphPtr scale_graph(fst_context* context, int64_t elements) {
   fst_graph* graph = nullptr;
   EXPECT_EQ(fst_graph_create(context, &graph), FST_OK);

@@ -13,6 +13,7 @@
 #include "common/capi_handles.hpp"
 #include "cuda/fake_cuda.h"
 #include "fstitch.h"
+#include "ir/graph.hpp"
 #include "runtime/cuda/driver_api.hpp"
 
 // Expects `part` in `text`, printing the whole text when it is missing.
@@ -136,6 +137,8 @@ fst_status create_context(const std::string& driver_path, const ContextRequest& 
 // Graphs, built through the C API from the canonical graphs' text (tests/common).
 // Layer norm over rows x cols f32 (inputs x, gamma, beta; output y).
 GraphPtr layer_norm_graph(fst_context* context, int64_t rows, int64_t cols);
+// `graph` built through the C API from its text.
+GraphPtr parsed_graph(fst_context* context, const Graph& graph);
 // y = x * 2 + 1 over `elements` f32: one kernel and no workspace under any policy.
 GraphPtr scale_graph(fst_context* context, int64_t elements);
 

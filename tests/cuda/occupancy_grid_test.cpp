@@ -5,6 +5,7 @@
 #include <string>
 
 #include "api/fusion.hpp"
+#include "common/reduction_graphs.hpp"
 #include "cuda/cuda_test_support.hpp"
 #include "jit/compile.hpp"
 #include "plan/launch_grid.hpp"
@@ -35,6 +36,15 @@ class OccupancyGrid : public CudaSeamTest {
     graph_ = layer_norm_graph(context_.get(), rows, cols);
     fusion_ = fuse(graph_.get(), FST_POLICY_STITCH);
     ASSERT_EQ(fusion_->plan.kernels.size(), 1u);
+    ASSERT_EQ(fst_fusion_kernel(fusion_.get(), 0, &kernel_), FST_OK);
+    fake().set_kernel_registers(planned().name.c_str(), registers);
+  }
+  // Fuses a Sinkhorn step over rows x cols bf16 (one cooperative kernel with column totals)
+  // and gives the kernel `registers`.
+  void fuse_sinkhorn(int64_t rows, int64_t cols, int registers) {
+    graph_ = parsed_graph(context_.get(), testing::sinkhorn_step(rows, cols, DType::kBF16));
+    fusion_ = fuse(graph_.get(), FST_POLICY_STITCH);
+    ASSERT_EQ(fusion_->plan.kernels.size(), 1u) << dump_plan(fusion_->graph, fusion_->plan);
     ASSERT_EQ(fst_fusion_kernel(fusion_.get(), 0, &kernel_), FST_OK);
     fake().set_kernel_registers(planned().name.c_str(), registers);
   }
@@ -106,6 +116,36 @@ TEST_F(OccupancyGrid, AFixedGridIsUntouched) {
   fuse_layer_norm(8192, 4096, 34);
   // A schedule whose code assumes its grid (none is planned today; the policy says so).
   const_cast<PlannedKernel&>(planned()).spec.grid_policy = GridPolicy::kFixed;
+  EXPECT_EQ(run_and_get_grid(), static_cast<unsigned>(planned().spec.grid_blocks));
+}
+
+// A kernel with column totals keeps its planned grid unless its plan gives it a ceiling the
+// partials are placed for: then it grows to the compiled kernel's wave, up to the ceiling.
+// On the stand-in a Sinkhorn step of [8192, 512] bf16 is one cooperative kernel of 396 blocks
+// planned from its register estimate, with a ceiling of 528 (what the model scores best).
+TEST_F(OccupancyGrid, AColumnTotalGridGrowsToItsCeilingWhereMoreBlocksFit) {
+  fuse_sinkhorn(8192, 512, 40);
+  const KernelSpec& s = planned().spec;
+  ASSERT_EQ(s.grid_policy, GridPolicy::kFixed);
+  ASSERT_GT(s.grid_ceiling, s.grid_blocks) << dump_plan(fusion_->graph, fusion_->plan);
+  const int real = sm90_blocks_per_multiprocessor(s.block_threads, 40);
+  ASSERT_GE(int64_t{real} * kMultiprocessors, s.grid_ceiling);
+  EXPECT_EQ(run_and_get_grid(), static_cast<unsigned>(s.grid_ceiling));
+  EXPECT_EQ(fake().launches().back().cooperative, 1);
+  uint32_t grid[3] = {0, 0, 0};
+  ASSERT_EQ(fst_kernel_grid_for_occupancy(kernel_, static_cast<uint32_t>(real), kMultiprocessors, grid),
+            FST_OK);
+  EXPECT_EQ(grid[0], static_cast<uint32_t>(s.grid_ceiling));
+  ASSERT_EQ(fst_kernel_grid_for_occupancy(kernel_, static_cast<uint32_t>(s.planned_blocks_per_sm),
+                                          kMultiprocessors, grid),
+            FST_OK);
+  EXPECT_EQ(grid[0], static_cast<uint32_t>(s.grid_blocks));
+}
+
+// Compiled to the registers the plan estimated, the same kernel launches its planned grid.
+TEST_F(OccupancyGrid, AColumnTotalGridAtTheEstimatedRegistersKeepsItsPlan) {
+  fuse_sinkhorn(8192, 512, 40);
+  fake().set_kernel_registers(planned().name.c_str(), planned().spec.registers_estimate);
   EXPECT_EQ(run_and_get_grid(), static_cast<unsigned>(planned().spec.grid_blocks));
 }
 
