@@ -431,6 +431,15 @@ bool fit_column_totals(const Graph& g, KernelSpec& spec) {
   return true;
 }
 
+// Whether a row value (a row reduction, or what it gives) is computed after the column
+// totals' grid barrier.
+bool has_row_values_after_totals(const KernelSpec& spec) {
+  for (size_t i = 0; i < spec.members.size(); ++i) {
+    if (spec.after_totals[i] != 0 && spec.roles[i] == ValueRole::kRow) return true;
+  }
+  return false;
+}
+
 // The bytes of every total's partials for `grid` blocks in groups of spec.column_total_group:
 // one accumulator per block and column, then one per group and column (and with a second
 // stage one more row, the totals), each total's region 16-byte aligned.
@@ -775,19 +784,19 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     bool column_value = false;
     if (after_totals) {
       // The stage after the grid barrier walks the rows again and computes element values
-      // from the totals and what the rows give: no reduction (its result would be complete
-      // only after another barrier), no permuted store.
+      // from the totals and what the rows give, and row reductions of them with the row
+      // values they give (a walk that reads the rows again has passes of its own). Not a
+      // column total (complete only after another barrier), not a permuted store.
       spec.stages = RowStages::kRowsAfterTotals;
-      if (reduce)
-        return reject(
-            "reduction %" + std::to_string(v) +
-            " reads a column total: only element values are computed after the totals' grid barrier");
+      if (column_total)
+        return reject("column total %" + std::to_string(v) +
+                      " reads a column total: it would be complete only after a second grid barrier");
       column_value = role == ValueRole::kIndexed && (is_elementwise(n.op) || n.op == OpKind::kReshape) &&
                      is_aligned_column_shape(n.dims, spec.domain, spec.reduced_axes);
-      if (role != ValueRole::kElement && !column_value)
-        return reject(
-            "%" + std::to_string(v) + " (" + value_role_name(role) +
-            ") reads a column total: only element values are computed after the totals' grid barrier");
+      if (role != ValueRole::kElement && role != ValueRole::kRow && !column_value)
+        return reject("%" + std::to_string(v) + " (" + value_role_name(role) +
+                      ") reads a column total: only element and row values are computed after the totals' "
+                      "grid barrier");
     }
 
     if (role == ValueRole::kIndexed && !pure && !column_value)
@@ -1360,6 +1369,9 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         // memory; each block reads the totals.
         if (spec.prefetch == RowPrefetch::kNextRow) return false;
         spec.crossing = m.crossing;
+        // The kept rows give the second walk its element values in one loop: a row
+        // reduction after the totals needs passes over rows it reads again.
+        if (spec.crossing == BarrierCrossing::kSharedRows && has_row_values_after_totals(spec)) return false;
         if (spec.crossing == BarrierCrossing::kSharedRows) {
           if (!keep_crossing_rows(in, spec)) return false;
         } else {

@@ -940,6 +940,12 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
         if (s.after_column_totals(v) && std::find(s.stored.begin(), s.stored.end(), v) != s.stored.end())
           out << " %" << v;
       }
+      std::string reduced;
+      for (ValueId v : s.members) {
+        if (s.after_column_totals(v) && op_family(graph.node(v).op) == OpFamily::kReduce)
+          reduced += " %" + std::to_string(v);
+      }
+      if (!reduced.empty()) out << ", with the row reductions" << reduced << " in passes of its own";
     }
     if (s.gelu == GeluEvaluation::kBf16Table)
       out << "\n  gelu: " << gelu_evaluation_name(s.gelu) << " (" << bf16_gelu_table_bytes()

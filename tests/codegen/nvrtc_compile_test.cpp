@@ -612,7 +612,8 @@ TEST(NvrtcCompile, RowsReadAheadCompileWithinTheirOccupancy) {
 
 // Kernels whose rows wait at a grid barrier for their column totals (a Sinkhorn step) compile
 // for both targets without spills, with every block of their grid resident: the crossing
-// values kept in dynamic shared memory, or the rows read again. On the devices' own
+// values kept in dynamic shared memory, or the rows read again (and summed again, a full
+// Sinkhorn iteration). On the devices' own
 // parameters at LLM shapes, and on a small device with slow launches, where the model joins
 // them at smaller shapes too.
 TEST(NvrtcCompile, GridBarrierKernelsCompileWithTheirGridResident) {
@@ -620,7 +621,9 @@ TEST(NvrtcCompile, GridBarrierKernelsCompileWithTheirGridResident) {
   std::vector<std::string> labels;
   std::vector<KernelSpec> specs;
   std::set<BarrierCrossing> seen;
-  for (testing::SinkhornForm form : {testing::SinkhornForm::kScaled, testing::SinkhornForm::kInputScaled}) {
+  size_t rows_again = 0;  // kernels that sum their rows again after the barrier
+  for (testing::SinkhornForm form : {testing::SinkhornForm::kScaled, testing::SinkhornForm::kInputScaled,
+                                     testing::SinkhornForm::kRowsNormalizedAgain}) {
     for (const auto& [rows, cols] :
          std::vector<std::pair<int64_t, int64_t>>{{4096, 1024}, {8192, 768}, {300, 200}}) {
       for (DType t : {DType::kF32, DType::kBF16}) {
@@ -638,6 +641,7 @@ TEST(NvrtcCompile, GridBarrierKernelsCompileWithTheirGridResident) {
             for (const PlannedKernel& k : p.kernels) {
               if (k.spec.stages != RowStages::kRowsAfterTotals) continue;
               seen.insert(k.spec.crossing);
+              rows_again += form == testing::SinkhornForm::kRowsNormalizedAgain ? 1 : 0;
               jit::CompileRequest r;
               r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
               r.name = "sinkhorn.cu";
@@ -660,8 +664,11 @@ TEST(NvrtcCompile, GridBarrierKernelsCompileWithTheirGridResident) {
   random.mode = testing::GraphMode::kFloat;
   random.column_sums_after_rows = true;
   size_t random_kernels = 0;
-  for (uint64_t seed = 1; seed <= 120; ++seed) {
-    const Graph g = testing::random_graph(seed, random);
+  testing::RandomGraphOptions sums_again = random;  // row sums after the barrier too
+  sums_again.row_sums_after_column_sums = true;
+  for (uint64_t draw = 1; draw <= 180; ++draw) {
+    const uint64_t seed = draw > 120 ? draw - 120 : draw;
+    const Graph g = testing::random_graph(seed, draw > 120 ? sums_again : random);
     FusionOptions o;
     o.device = arch_params(90);
     o.device->sm_count = 4;
@@ -681,10 +688,12 @@ TEST(NvrtcCompile, GridBarrierKernelsCompileWithTheirGridResident) {
       r.arch = 90;
       requests.push_back(r);
       specs.push_back(k.spec);
-      labels.push_back("random seed " + std::to_string(seed) + " " + k.name);
+      labels.push_back("random seed " + std::to_string(seed) + (draw > 120 ? " (row sums again) " : " ") +
+                       k.name);
     }
   }
   EXPECT_GE(random_kernels, 8u);
+  EXPECT_GE(rows_again, 4u);
   EXPECT_TRUE(seen.count(BarrierCrossing::kSharedRows));
   EXPECT_TRUE(seen.count(BarrierCrossing::kReadAgain));
   const std::vector<jit::ModulePtr> modules = expect_within_planned_occupancy(requests, specs, labels);

@@ -540,6 +540,10 @@ class Generator {
       if (options_.column_sums_after_rows && others != 0 && rng_.chance(0.8)) {
         auto [columns, columns_b] = reduce(OpKind::kReduceSum, out, others, rng_.chance(0.5));
         out = combine(OpKind::kDiv, out, columns_b);  // out / (|sums| + 1)
+        if (options_.row_sums_after_column_sums && rng_.chance(0.8)) {
+          auto [rows, rows_b] = reduce(OpKind::kReduceSum, out, m, rng_.chance(0.5));
+          out = combine(OpKind::kDiv, out, rows_b);
+        }
       }
     } else {
       Val lse = unary(OpKind::kLog, sum_b);

@@ -58,6 +58,9 @@ struct RandomGraphOptions {
   // step: column totals that values of their own kernel read after a grid barrier). Off, the
   // generator draws exactly what it did before the option existed.
   bool column_sums_after_rows = false;
+  // With column_sums_after_rows: most quotients are then divided by 1 + their sums along the
+  // softmax's own axes again (a row reduction of what reads the column sums).
+  bool row_sums_after_column_sums = false;
 };
 
 // The graph of `seed`; its inputs are named x0, x1, ... and its outputs y0, y1, ...

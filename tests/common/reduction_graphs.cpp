@@ -201,6 +201,9 @@ Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form) 
     z = build_binary(g, OpKind::kMul, y, build_broadcast(g, inverse, dims));
   }
   if (form == SinkhornForm::kPlusInput) z = build_binary(g, OpKind::kAdd, z, x);
+  if (form == SinkhornForm::kRowsNormalizedAgain)
+    z = build_binary(g, OpKind::kDiv, z,
+                     build_broadcast(g, build_reduce(g, OpKind::kReduceSum, z, {1}, true), dims));
   auto out = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, dtype) : v; };
   build_output(g, "z", out(z));
   if (form == SinkhornForm::kWithSoftmaxAndSums) {

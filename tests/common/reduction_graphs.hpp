@@ -65,8 +65,17 @@ Graph instance_norm(const Dims& nchw, DType dtype);
 // One Sinkhorn step over x [rows, cols]: y = softmax over each row, s = the sums of y down
 // each column [1, cols], then kScaled: z = y / s (the output); kWithSoftmaxAndSums: z, y and s
 // are outputs; kInputScaled: z = x / s; kReciprocal: z = y * (1 / s), the reciprocal taken
-// on s's own shape; kPlusInput: z = y / s + x. 16-bit inputs computed in f32, z rounded back.
-enum class SinkhornForm : uint8_t { kScaled, kWithSoftmaxAndSums, kInputScaled, kReciprocal, kPlusInput };
+// on s's own shape; kPlusInput: z = y / s + x; kRowsNormalizedAgain: the output is
+// (y / s) / sum(y / s, axis 1), a full Sinkhorn iteration. 16-bit inputs computed in f32, z
+// rounded back.
+enum class SinkhornForm : uint8_t {
+  kScaled,
+  kWithSoftmaxAndSums,
+  kInputScaled,
+  kReciprocal,
+  kPlusInput,
+  kRowsNormalizedAgain,
+};
 Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form = SinkhornForm::kScaled);
 
 // Its backward: from x, dy, the saved mean and rstd [1, C, 1, 1] and gamma [C, 1, 1], with

@@ -155,24 +155,54 @@ TEST(GridBarrier, InputsReadAfterTheBarrierAreCountedAgain) {
   EXPECT_EQ(spec.bytes_read, 2 * input + spec.column_total_traffic_bytes + totals_reads);
 }
 
-// After the barrier a kernel only computes element values: a reduction of what reads the
-// totals would be complete only after another barrier, and the analysis says so.
-TEST(GridBarrier, AReductionAfterTheTotalsEndsTheKernel) {
-  Graph g;
-  const Dims dims = {256, 128};
-  const ValueId x = build_input(g, "x", DType::kF32, dims);
-  const ValueId total = build_reduce(g, OpKind::kReduceSum, x, {0}, true);
-  const ValueId scaled = build_binary(g, OpKind::kDiv, x, build_broadcast(g, total, dims));
-  const ValueId row_max = build_reduce(g, OpKind::kReduceMax, scaled, {1}, true);
-  build_output(g, "y", build_binary(g, OpKind::kSub, scaled, build_broadcast(g, row_max, dims)));
-  const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
-  const std::vector<ValueId> members = every_operation(g);
-  KernelSpec spec;
-  Rejection why;
-  EXPECT_FALSE(analyze_kernel(in, members, &spec, &why));
-  EXPECT_NE(why.reason.find("reads a column total"), std::string::npos) << why.reason;
+// After the barrier a kernel computes element values and row reductions of them in a second
+// walk that reads its rows again (its passes are its own; the kept rows give one loop, no
+// passes): a full Sinkhorn iteration, z = y / s then z / sum(z, axis 1), is one kernel. A
+// column total of what reads the totals would be complete only after a second grid barrier:
+// the analysis says so.
+TEST(GridBarrier, RowReductionsAfterTheTotalsWalkTheRowsAgain) {
+  {
+    Graph g;
+    const Dims dims = {256, 128};
+    const ValueId x = build_input(g, "x", DType::kF32, dims);
+    const ValueId total = build_reduce(g, OpKind::kReduceSum, x, {0}, true);
+    const ValueId scaled = build_binary(g, OpKind::kDiv, x, build_broadcast(g, total, dims));
+    const ValueId row_max = build_reduce(g, OpKind::kReduceMax, scaled, {1}, true);
+    build_output(g, "y", build_binary(g, OpKind::kSub, scaled, build_broadcast(g, row_max, dims)));
+    const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
+    KernelSpec spec;
+    Rejection why;
+    ASSERT_TRUE(analyze_kernel(in, every_operation(g), &spec, &why)) << why.reason;
+    EXPECT_EQ(spec.stages, RowStages::kRowsAfterTotals);
+    EXPECT_EQ(spec.crossing, BarrierCrossing::kReadAgain);
+    EXPECT_TRUE(spec.after_column_totals(row_max));
+    EXPECT_EQ(spec.level(row_max), spec.phases);
+  }
+  {
+    Graph g;
+    const Dims dims = {256, 128};
+    const ValueId x = build_input(g, "x", DType::kF32, dims);
+    const ValueId row_max = build_reduce(g, OpKind::kReduceMax, x, {1}, true);
+    const ValueId centered = build_binary(g, OpKind::kSub, x, build_broadcast(g, row_max, dims));
+    const ValueId total = build_reduce(g, OpKind::kReduceSum, centered, {0}, true);
+    const ValueId scaled = build_binary(g, OpKind::kDiv, centered, build_broadcast(g, total, dims));
+    build_output(g, "y", build_reduce(g, OpKind::kReduceSum, scaled, {0}, true));
+    const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
+    KernelSpec spec;
+    Rejection why;
+    EXPECT_FALSE(analyze_kernel(in, every_operation(g), &spec, &why));
+    EXPECT_NE(why.reason.find("second grid barrier"), std::string::npos) << why.reason;
+  }
+  const Graph g = sinkhorn_step(4096, 1024, DType::kF32, SinkhornForm::kRowsNormalizedAgain);
   const FusionPlan p = plan(g);
-  EXPECT_GE(p.kernels.size(), 2u) << dump_plan(g, p);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  const KernelSpec& s = p.kernels[0].spec;
+  EXPECT_EQ(s.stages, RowStages::kRowsAfterTotals);
+  EXPECT_EQ(s.crossing, BarrierCrossing::kReadAgain);
+  // x read twice, w written once; beyond that only the partials and the totals' reads.
+  const uint64_t input = 4096ull * 1024 * 4;
+  EXPECT_EQ(s.bytes_read, 2 * input + s.column_total_traffic_bytes + 1024ull * 4 * s.grid_blocks);
+  EXPECT_EQ(s.bytes_written, input + s.column_total_traffic_bytes);
 }
 
 // The values that cross the barrier are what the second walk reads from the first: the
