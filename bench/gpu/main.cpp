@@ -51,7 +51,8 @@ const char* const kUsage =
     "Every mode but --overhead-only also runs the reduction graphs at their shapes: the column\n"
     "sum (8192x1024), the middle-axis sum (64x4096x64), the column softmax (4096x1024), the\n"
     "LayerNorm and RMSNorm backwards (8192x1024), GroupNorm (8x512x4096), BatchNorm and\n"
-    "InstanceNorm (32x64x56x56), a Sinkhorn step (4096x1024), f32 and bf16 (256x1024,\n"
+    "InstanceNorm (32x64x56x56), a Sinkhorn step and a full Sinkhorn\n"
+    "iteration (4096x1024), f32 and bf16 (256x1024,\n"
     "8x256x64, 4x16x8x8 and 2x8x28x28 with --check), and an AdamW step over 100 parameter tensors (3\n"
     "with --check), f32; each checked whole.\n";
 

@@ -56,6 +56,8 @@ REDUCTIONS = {
     # A softmax over each row divided by its column sums (one Sinkhorn step of an attention
     # map): rows, then columns, over the same data.
     "sinkhorn_step": ((4096, 1024), 0),
+    # The step's rows summed and divided again: a full Sinkhorn iteration (rows, columns, rows).
+    "sinkhorn_iteration": ((4096, 1024), 0),
 }
 GROUP_NORM_GROUPS = 32  # kBenchmarkGroups of reduction_graphs.hpp
 # Elements a reduction graph writes, from its input shape (default: the kept axes, once).
@@ -68,6 +70,7 @@ REDUCTION_OUTPUT_ELEMENTS = {
     "batch_norm": lambda dims: element_count(dims) + 2 * dims[1],  # y, the batch's mean and variance
     "instance_norm": lambda dims: element_count(dims),
     "sinkhorn_step": lambda dims: element_count(dims),
+    "sinkhorn_iteration": lambda dims: element_count(dims),
 }
 # The multi-tensor optimizer step of tests/common/packed_graphs.cpp: AdamW (the constants of
 # adamw_step) over `dims[0]` parameter tensors of transformer_parameter_sizes, f32 only (torch
@@ -100,6 +103,7 @@ INPUTS = {
     "batch_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],
     "instance_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],
     "sinkhorn_step": [("x", "d")],
+    "sinkhorn_iteration": [("x", "d")],
 }
 OUTPUT_COUNT = {name: 2 if name == "bias_residual_layer_norm" else 1 for name in GRAPHS}
 ELEMENT_BYTES = {"f32": 4, "bf16": 2}
@@ -193,6 +197,13 @@ def torch_graphs(torch):
         y = e / e.sum(dim=1, keepdim=True)
         return ((y / y.sum(dim=0, keepdim=True)).to(x.dtype),)
 
+    def sinkhorn_iteration(x):
+        xf = x.float()
+        e = torch.exp(xf - xf.amax(dim=1, keepdim=True))
+        y = e / e.sum(dim=1, keepdim=True)
+        z = y / y.sum(dim=0, keepdim=True)
+        return ((z / z.sum(dim=1, keepdim=True)).to(x.dtype),)
+
     def layer_norm_backward(x, dy, w):
         xc = x - x.mean(dim=1, keepdim=True)
         rstd = torch.rsqrt((xc * xc).mean(dim=1, keepdim=True) + 1e-5)
@@ -236,6 +247,7 @@ def torch_graphs(torch):
         "batch_norm": batch_norm,
         "instance_norm": instance_norm,
         "sinkhorn_step": sinkhorn_step,
+        "sinkhorn_iteration": sinkhorn_iteration,
     }
 
 
@@ -293,6 +305,13 @@ def jax_graphs(jax, jnp):
         e = jnp.exp(xf - jnp.max(xf, axis=1, keepdims=True))
         y = e / jnp.sum(e, axis=1, keepdims=True)
         return ((y / jnp.sum(y, axis=0, keepdims=True)).astype(x.dtype),)
+
+    def sinkhorn_iteration(x):
+        xf = x.astype(f32)
+        e = jnp.exp(xf - jnp.max(xf, axis=1, keepdims=True))
+        y = e / jnp.sum(e, axis=1, keepdims=True)
+        z = y / jnp.sum(y, axis=0, keepdims=True)
+        return ((z / jnp.sum(z, axis=1, keepdims=True)).astype(x.dtype),)
 
     def layer_norm_backward(x, dy, w):
         xc = x - jnp.mean(x, axis=1, keepdims=True)
@@ -353,6 +372,7 @@ def jax_graphs(jax, jnp):
         "batch_norm": batch_norm,
         "instance_norm": instance_norm,
         "sinkhorn_step": sinkhorn_step,
+        "sinkhorn_iteration": sinkhorn_iteration,
     }
 
 

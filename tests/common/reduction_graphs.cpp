@@ -304,6 +304,12 @@ const std::vector<ShapedGraph>& reduction_graphs() {
        {4096, 1024},
        {256, 1024},
        [](const Dims& dims, DType dtype) { return sinkhorn_step(dims[0], dims[1], dtype); }},
+      {"sinkhorn_iteration",
+       {4096, 1024},
+       {256, 1024},
+       [](const Dims& dims, DType dtype) {
+         return sinkhorn_step(dims[0], dims[1], dtype, SinkhornForm::kRowsNormalizedAgain);
+       }},
   };
   return graphs;
 }
