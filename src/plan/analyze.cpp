@@ -431,15 +431,6 @@ bool fit_column_totals(const Graph& g, KernelSpec& spec) {
   return true;
 }
 
-// Whether a row value (a row reduction, or what it gives) is computed after the column
-// totals' grid barrier.
-bool has_row_values_after_totals(const KernelSpec& spec) {
-  for (size_t i = 0; i < spec.members.size(); ++i) {
-    if (spec.after_totals[i] != 0 && spec.roles[i] == ValueRole::kRow) return true;
-  }
-  return false;
-}
-
 // The bytes of every total's partials for `grid` blocks in groups of spec.column_total_group:
 // one accumulator per block and column, then one per group and column (and with a second
 // stage one more row, the totals), each total's region 16-byte aligned.
@@ -1369,9 +1360,6 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         // memory; each block reads the totals.
         if (spec.prefetch == RowPrefetch::kNextRow) return false;
         spec.crossing = m.crossing;
-        // The kept rows give the second walk its element values in one loop: a row
-        // reduction after the totals needs passes over rows it reads again.
-        if (spec.crossing == BarrierCrossing::kSharedRows && has_row_values_after_totals(spec)) return false;
         if (spec.crossing == BarrierCrossing::kSharedRows) {
           if (!keep_crossing_rows(in, spec)) return false;
         } else {

@@ -622,8 +622,9 @@ TEST(NvrtcCompile, GridBarrierKernelsCompileWithTheirGridResident) {
   std::vector<KernelSpec> specs;
   std::set<BarrierCrossing> seen;
   size_t rows_again = 0;  // kernels that sum their rows again after the barrier
-  for (testing::SinkhornForm form : {testing::SinkhornForm::kScaled, testing::SinkhornForm::kInputScaled,
-                                     testing::SinkhornForm::kRowsNormalizedAgain}) {
+  for (testing::SinkhornForm form :
+       {testing::SinkhornForm::kScaled, testing::SinkhornForm::kInputScaled,
+        testing::SinkhornForm::kRowsNormalizedAgain, testing::SinkhornForm::kInputRowsNormalizedAgain}) {
     for (const auto& [rows, cols] :
          std::vector<std::pair<int64_t, int64_t>>{{4096, 1024}, {8192, 768}, {300, 200}}) {
       for (DType t : {DType::kF32, DType::kBF16}) {
@@ -641,7 +642,10 @@ TEST(NvrtcCompile, GridBarrierKernelsCompileWithTheirGridResident) {
             for (const PlannedKernel& k : p.kernels) {
               if (k.spec.stages != RowStages::kRowsAfterTotals) continue;
               seen.insert(k.spec.crossing);
-              rows_again += form == testing::SinkhornForm::kRowsNormalizedAgain ? 1 : 0;
+              rows_again += form == testing::SinkhornForm::kRowsNormalizedAgain ||
+                                    form == testing::SinkhornForm::kInputRowsNormalizedAgain
+                                ? 1
+                                : 0;
               jit::CompileRequest r;
               r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
               r.name = "sinkhorn.cu";

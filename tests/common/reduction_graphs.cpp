@@ -192,7 +192,8 @@ Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form) 
   const ValueId row_sum = build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims);
   const ValueId y = build_binary(g, OpKind::kDiv, e, row_sum);
   const ValueId column_sum = build_reduce(g, OpKind::kReduceSum, y, {0}, true);
-  const ValueId scaled = form == SinkhornForm::kInputScaled ? x : y;
+  const ValueId scaled =
+      form == SinkhornForm::kInputScaled || form == SinkhornForm::kInputRowsNormalizedAgain ? x : y;
   ValueId z = build_binary(g, OpKind::kDiv, scaled, build_broadcast(g, column_sum, dims));
   if (form == SinkhornForm::kReciprocal) {
     const ValueId one =
@@ -201,7 +202,7 @@ Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form) 
     z = build_binary(g, OpKind::kMul, y, build_broadcast(g, inverse, dims));
   }
   if (form == SinkhornForm::kPlusInput) z = build_binary(g, OpKind::kAdd, z, x);
-  if (form == SinkhornForm::kRowsNormalizedAgain)
+  if (form == SinkhornForm::kRowsNormalizedAgain || form == SinkhornForm::kInputRowsNormalizedAgain)
     z = build_binary(g, OpKind::kDiv, z,
                      build_broadcast(g, build_reduce(g, OpKind::kReduceSum, z, {1}, true), dims));
   auto out = [&](ValueId v) { return low_precision(dtype) ? build_cast(g, v, dtype) : v; };

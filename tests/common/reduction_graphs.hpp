@@ -66,8 +66,9 @@ Graph instance_norm(const Dims& nchw, DType dtype);
 // each column [1, cols], then kScaled: z = y / s (the output); kWithSoftmaxAndSums: z, y and s
 // are outputs; kInputScaled: z = x / s; kReciprocal: z = y * (1 / s), the reciprocal taken
 // on s's own shape; kPlusInput: z = y / s + x; kRowsNormalizedAgain: the output is
-// (y / s) / sum(y / s, axis 1), a full Sinkhorn iteration. 16-bit inputs computed in f32, z
-// rounded back.
+// (y / s) / sum(y / s, axis 1), a full Sinkhorn iteration; kInputRowsNormalizedAgain: the
+// same with x / s in place of y / s (nothing of the rows crosses the barrier). 16-bit inputs
+// computed in f32, z rounded back.
 enum class SinkhornForm : uint8_t {
   kScaled,
   kWithSoftmaxAndSums,
@@ -75,6 +76,7 @@ enum class SinkhornForm : uint8_t {
   kReciprocal,
   kPlusInput,
   kRowsNormalizedAgain,
+  kInputRowsNormalizedAgain,
 };
 Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form = SinkhornForm::kScaled);
 

@@ -49,12 +49,14 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
     const char* name;
     SinkhornForm form;
   };
-  const Form forms[] = {{"sinkhorn", SinkhornForm::kScaled},
-                        {"sinkhorn with softmax and sums", SinkhornForm::kWithSoftmaxAndSums},
-                        {"input over softmax column sums", SinkhornForm::kInputScaled},
-                        {"sinkhorn times reciprocal sums", SinkhornForm::kReciprocal},
-                        {"sinkhorn plus input", SinkhornForm::kPlusInput},
-                        {"sinkhorn rows normalized again", SinkhornForm::kRowsNormalizedAgain}};
+  const Form forms[] = {
+      {"sinkhorn", SinkhornForm::kScaled},
+      {"sinkhorn with softmax and sums", SinkhornForm::kWithSoftmaxAndSums},
+      {"input over softmax column sums", SinkhornForm::kInputScaled},
+      {"sinkhorn times reciprocal sums", SinkhornForm::kReciprocal},
+      {"sinkhorn plus input", SinkhornForm::kPlusInput},
+      {"sinkhorn rows normalized again", SinkhornForm::kRowsNormalizedAgain},
+      {"input over column sums, rows normalized again", SinkhornForm::kInputRowsNormalizedAgain}};
   // f32, bf16 (computed in f32) and f64 (8-byte kept rows and partials). Rows whose vectors
   // split evenly, odd rows (scalar steps), rows of one thread's vector,
   // and more rows than a block keeps in one loop.
@@ -63,6 +65,7 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
   std::vector<DiffCase> cases;
   std::map<BarrierCrossing, size_t> staged;
   size_t staged_f64 = 0, rows_after_barrier = 0;
+  std::map<BarrierCrossing, size_t> rows_again_crossing;
   std::map<std::string, size_t> staged_forms;
   uint64_t data_seed = 13100;
   for (const Form& f : forms) {
@@ -78,10 +81,12 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
             staged_f64 += dtype == DType::kF64 ? 1 : 0;
             ++staged_forms[f.name];
             EXPECT_EQ(k->launch, LaunchKind::kCooperative);
-            // The row sums after the barrier: every row read twice, where a first kernel
-            // that stores the softmax may cost less (the model says so at the boundary).
-            if (f.form == SinkhornForm::kRowsNormalizedAgain) {
-              EXPECT_EQ(k->spec.crossing, BarrierCrossing::kReadAgain) << dump_plan(*graph, p);
+            // The row sums after the barrier: passes over the kept rows or over rows read
+            // again, where a first kernel that stores the softmax may cost less (the model
+            // says so at the boundary).
+            if (f.form == SinkhornForm::kRowsNormalizedAgain ||
+                f.form == SinkhornForm::kInputRowsNormalizedAgain) {
+              ++rows_again_crossing[k->spec.crossing];
               rows_after_barrier += p.kernels.size() == 1 ? 1 : 0;
               for (const Boundary& b : p.boundaries) EXPECT_EQ(b.cause, BoundaryCause::kCost) << b.reason;
             } else {
@@ -127,6 +132,9 @@ TEST(GridBarrier, RowsAfterColumnTotalsGiveTheReferenceResults) {
   EXPECT_GE(staged[BarrierCrossing::kReadAgain], 1u);
   EXPECT_GE(staged_f64, 1u);
   EXPECT_GE(rows_after_barrier, 1u);  // one kernel that sums the rows again after the barrier
+  // Passes over kept rows (the softmax crosses) and over rows read again (nothing does).
+  EXPECT_GE(rows_again_crossing[BarrierCrossing::kSharedRows], 1u);
+  EXPECT_GE(rows_again_crossing[BarrierCrossing::kReadAgain], 1u);
   for (const char* form :
        {"sinkhorn times reciprocal sums", "sinkhorn plus input", "sinkhorn rows normalized again"})
     EXPECT_GE(staged_forms[form], 1u) << form;
@@ -146,6 +154,7 @@ TEST(GridBarrier, RandomGraphsWithColumnSumsAfterRows) {
   rows_again.row_sums_after_column_sums = true;
   std::vector<DiffCase> cases;
   size_t staged = 0, reduce_after = 0;
+  std::map<BarrierCrossing, size_t> reduce_after_crossing;
   for (uint64_t draw = 1; draw <= 180; ++draw) {
     const bool again = draw > 120;
     const uint64_t seed = again ? draw - 120 : draw;
@@ -157,9 +166,11 @@ TEST(GridBarrier, RandomGraphsWithColumnSumsAfterRows) {
       for (const PlannedKernel& k : p.kernels) {
         if (k.spec.stages != RowStages::kRowsAfterTotals) continue;
         ++staged;
-        reduce_after += std::any_of(k.spec.members.begin(), k.spec.members.end(), [&](ValueId v) {
+        const bool reduces = std::any_of(k.spec.members.begin(), k.spec.members.end(), [&](ValueId v) {
           return k.spec.after_column_totals(v) && op_family(graph->node(v).op) == OpFamily::kReduce;
         });
+        reduce_after += reduces ? 1 : 0;
+        if (reduces) ++reduce_after_crossing[k.spec.crossing];
       }
       DiffCase c;
       c.label = "seed " + std::to_string(seed) + (again ? " with row sums again" : "") +
@@ -173,10 +184,13 @@ TEST(GridBarrier, RandomGraphsWithColumnSumsAfterRows) {
     }
   }
   std::printf(
-      "[ grid barrier ] %zu kernels of %zu random plans wait at a grid barrier, %zu reduce rows after it\n",
-      staged, cases.size(), reduce_after);
+      "[ grid barrier ] %zu kernels of %zu random plans wait at a grid barrier, %zu reduce rows after it "
+      "(%zu "
+      "over kept rows)\n",
+      staged, cases.size(), reduce_after, reduce_after_crossing[BarrierCrossing::kSharedRows]);
   EXPECT_GE(staged, 10u);
   EXPECT_GE(reduce_after, 10u);
+  EXPECT_GE(reduce_after_crossing[BarrierCrossing::kSharedRows], 1u);
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 
