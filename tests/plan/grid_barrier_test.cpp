@@ -126,6 +126,12 @@ std::vector<ValueId> every_operation(const Graph& g) {
   return members;
 }
 
+// analyze_kernel of every operation of `g` as one kernel for an H100.
+bool analyze_whole_graph(const Graph& g, KernelSpec* spec, Rejection* why) {
+  const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
+  return analyze_kernel(in, every_operation(g), spec, why);
+}
+
 // A value of the totals' own shape computed from them (1 / s here; s + eps, |s| in other
 // graphs) is computed after the barrier at each element's column: the kernel is the same one
 // kernel.
@@ -145,9 +151,8 @@ TEST(GridBarrier, ValuesOfTheTotalsShapeAreComputedAtEachColumn) {
 // the second walk, even where the softmax rows are kept: the planned bytes count it.
 TEST(GridBarrier, InputsReadAfterTheBarrierAreCountedAgain) {
   const Graph g = sinkhorn_step(4096, 1024, DType::kF32, SinkhornForm::kPlusInput);
-  const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
   KernelSpec spec;
-  ASSERT_TRUE(analyze_kernel(in, every_operation(g), &spec, nullptr));
+  ASSERT_TRUE(analyze_whole_graph(g, &spec, nullptr));
   ASSERT_EQ(spec.stages, RowStages::kRowsAfterTotals);
   ASSERT_EQ(spec.crossing, BarrierCrossing::kSharedRows);
   const uint64_t input = 4096 * 1024 * 4;
@@ -169,10 +174,9 @@ TEST(GridBarrier, RowReductionsAfterTheTotalsHavePassesOfTheirOwn) {
     const ValueId scaled = build_binary(g, OpKind::kDiv, x, build_broadcast(g, total, dims));
     const ValueId row_max = build_reduce(g, OpKind::kReduceMax, scaled, {1}, true);
     build_output(g, "y", build_binary(g, OpKind::kSub, scaled, build_broadcast(g, row_max, dims)));
-    const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
     KernelSpec spec;
     Rejection why;
-    ASSERT_TRUE(analyze_kernel(in, every_operation(g), &spec, &why)) << why.reason;
+    ASSERT_TRUE(analyze_whole_graph(g, &spec, &why)) << why.reason;
     EXPECT_EQ(spec.stages, RowStages::kRowsAfterTotals);
     EXPECT_EQ(spec.crossing, BarrierCrossing::kReadAgain);
     EXPECT_TRUE(spec.after_column_totals(row_max));
@@ -187,10 +191,9 @@ TEST(GridBarrier, RowReductionsAfterTheTotalsHavePassesOfTheirOwn) {
     const ValueId total = build_reduce(g, OpKind::kReduceSum, centered, {0}, true);
     const ValueId scaled = build_binary(g, OpKind::kDiv, centered, build_broadcast(g, total, dims));
     build_output(g, "y", build_reduce(g, OpKind::kReduceSum, scaled, {0}, true));
-    const PlanInputs in = make_plan_inputs(g, FusionPolicy::kStitch, *arch_params(90));
     KernelSpec spec;
     Rejection why;
-    EXPECT_FALSE(analyze_kernel(in, every_operation(g), &spec, &why));
+    EXPECT_FALSE(analyze_whole_graph(g, &spec, &why));
     EXPECT_NE(why.reason.find("second grid barrier"), std::string::npos) << why.reason;
   }
   const Graph g = sinkhorn_step(4096, 1024, DType::kF32, SinkhornForm::kRowsNormalizedAgain);
