@@ -360,7 +360,7 @@ class KernelEmitter {
     auto memo = scope_.find(key);
     if (memo != scope_.end()) return memo->second;
     std::string result;
-    if (idx == kElement && row_loop_ == RowLoop::kAfterTotals && keeps_rows() && is_crossing_value(v)) {
+    if (idx == kElement && from_kept_row(v)) {
       result = kept_value(v);
     } else if (inlined_.count(v)) {
       request_operands_first(v, idx);
@@ -477,8 +477,7 @@ class KernelEmitter {
     if (!is_member(v)) return false;
     if (s_.role(v) == ValueRole::kRow && !s_.pure(v)) return false;
     if (s_.role(v) == ValueRole::kColumnTotal) return false;  // read after its grid barrier
-    if (idx == kElement && row_loop_ == RowLoop::kAfterTotals && keeps_rows() && is_crossing_value(v))
-      return false;  // from its kept row
+    if (idx == kElement && from_kept_row(v)) return false;    // from its kept row
     return !(cached_.count(v) && idx == kElement && cache_ready_.count(v));
   }
 

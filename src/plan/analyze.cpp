@@ -114,9 +114,12 @@ void reset(KernelSpec& s) {
   s.pures.clear();
   s.levels.clear();
   s.phases = 0;
-  s.after_totals.clear();
+  s.walks.clear();
+  s.row_walks = 1;
   s.stages = RowStages::kOne;
   s.crossing_values.clear();
+  s.crossing_buffers.clear();
+  s.kept_buffer_slot_bytes.clear();
   s.online_sums.clear();
   s.stored.clear();
   s.loaded.clear();
@@ -431,20 +434,33 @@ bool fit_column_totals(const Graph& g, KernelSpec& spec) {
   return true;
 }
 
-// The bytes of every total's partials for `grid` blocks in groups of spec.column_total_group:
-// one accumulator per block and column, then one per group and column (and with a second
-// stage one more row, the totals), each total's region 16-byte aligned.
-uint64_t column_total_partials_for_grid(const Graph& g, const KernelSpec& spec, int64_t grid) {
+// The bytes of total v's partials for `grid` blocks in groups of spec.column_total_group: one
+// accumulator per block and column, then one per group and column (and where a later walk
+// reads the totals one more row, the totals), 16-byte aligned.
+uint64_t one_total_partials_for_grid(const Graph& g, const KernelSpec& spec, ValueId v, int64_t grid) {
   const int64_t group = std::max<int64_t>(1, spec.column_total_group);
   const int64_t groups = (grid + group - 1) / group;
-  const int64_t totals_rows = spec.stages == RowStages::kRowsAfterTotals ? 1 : 0;
+  const int64_t totals_rows = spec.releases_grid_after(spec.walk_of(v)) ? 1 : 0;
+  const Node& n = g.node(v);
+  const uint64_t region = accumulator_bytes(n.op, n.dtype) *
+                          static_cast<uint64_t>(grid + groups + totals_rows) *
+                          static_cast<uint64_t>(spec.cols);
+  return (region + 15) / 16 * 16;
+}
+
+uint64_t column_total_partials_for_grid(const Graph& g, const KernelSpec& spec, int64_t grid) {
+  uint64_t bytes = 0;
+  for (ValueId v : spec.column_totals) bytes += one_total_partials_for_grid(g, spec, v, grid);
+  return bytes;
+}
+
+// The rows of totals a later walk reads, which every block of the grid reads after its
+// barrier.
+uint64_t totals_rows_bytes(const Graph& g, const KernelSpec& spec) {
   uint64_t bytes = 0;
   for (ValueId v : spec.column_totals) {
-    const Node& n = g.node(v);
-    const uint64_t region = accumulator_bytes(n.op, n.dtype) *
-                            static_cast<uint64_t>(grid + groups + totals_rows) *
-                            static_cast<uint64_t>(spec.cols);
-    bytes += (region + 15) / 16 * 16;
+    if (spec.releases_grid_after(spec.walk_of(v)))
+      bytes += accumulator_bytes(g.node(v).op, g.node(v).dtype) * static_cast<uint64_t>(spec.cols);
   }
   return bytes;
 }
@@ -463,12 +479,7 @@ void place_column_total_partials(const Graph& g, KernelSpec& spec) {
   uint64_t offset = 0;
   for (ValueId v : spec.column_totals) {
     spec.column_total_offsets.push_back(offset);
-    KernelSpec one;
-    one.column_totals = {v};
-    one.column_total_group = group;
-    one.cols = spec.cols;
-    one.stages = spec.stages;
-    offset += column_total_partials_for_grid(g, one, capacity);
+    offset += one_total_partials_for_grid(g, spec, v, capacity);
   }
   spec.column_total_partial_bytes = offset;
   spec.column_total_traffic_bytes = column_total_partials_for_grid(g, spec, grid);
@@ -477,16 +488,12 @@ void place_column_total_partials(const Graph& g, KernelSpec& spec) {
   spec.grid_policy = GridPolicy::kFixed;
 }
 
-// What the partials (and a second stage's reads of the totals) add to a kernel's traffic at
+// What the partials (and the later walks' reads of the totals) add to a kernel's traffic at
 // its planned grid: each block writes its partials once and the combining blocks read them.
 void add_column_total_traffic(const Graph& g, KernelSpec& spec) {
   spec.bytes_read = add_traffic(spec.bytes_read, spec.column_total_traffic_bytes);
-  if (spec.stages == RowStages::kRowsAfterTotals) {
-    uint64_t totals_row = 0;
-    for (ValueId v : spec.column_totals)
-      totals_row += accumulator_bytes(g.node(v).op, g.node(v).dtype) * static_cast<uint64_t>(spec.cols);
-    spec.bytes_read = add_traffic(spec.bytes_read, totals_row, static_cast<uint64_t>(spec.grid_blocks));
-  }
+  spec.bytes_read =
+      add_traffic(spec.bytes_read, totals_rows_bytes(g, spec), static_cast<uint64_t>(spec.grid_blocks));
   spec.bytes_written = add_traffic(spec.bytes_written, spec.column_total_traffic_bytes);
 }
 
@@ -501,11 +508,7 @@ KernelSpec launched_at_grid(const Graph& g, const KernelSpec& spec, int64_t grid
   // Without the partials' and totals' traffic of the planned grid, then with the grid's own.
   s.bytes_read -= spec.column_total_traffic_bytes;
   s.bytes_written -= spec.column_total_traffic_bytes;
-  if (spec.stages == RowStages::kRowsAfterTotals) {
-    for (ValueId v : spec.column_totals)
-      s.bytes_read -= accumulator_bytes(g.node(v).op, g.node(v).dtype) * static_cast<uint64_t>(spec.cols) *
-                      static_cast<uint64_t>(spec.grid_blocks);
-  }
+  s.bytes_read -= totals_rows_bytes(g, spec) * static_cast<uint64_t>(spec.grid_blocks);
   s.grid_blocks = std::max<int64_t>(1, grid);
   s.column_total_groups =
       (s.grid_blocks + spec.column_total_group - 1) / std::max<int64_t>(1, spec.column_total_group);
@@ -514,14 +517,13 @@ KernelSpec launched_at_grid(const Graph& g, const KernelSpec& spec, int64_t grid
   return s;
 }
 
-namespace {
-
 // The register estimate sizes a column-total kernel's fixed grid, and it is kept above what
 // ptxas uses (the norm backwards and Sinkhorn kernels compile to 22-73 registers fewer). Where the cost model
 // scores a larger grid faster at an occupancy that registers alone would forbid, the grid
 // may grow to it at launch when the compiled kernel fits those blocks (launch_grid): the
 // best such grid is the ceiling, and the partials are placed for it.
 void choose_grid_ceiling(const PlanInputs& in, KernelSpec& spec) {
+  if (spec.column_totals.empty()) return;
   const Graph& g = *in.graph;
   const int64_t sms = std::max(1, in.arch.sm_count);
   const size_t shared = kernel_shared_bytes(g, spec);
@@ -546,6 +548,49 @@ void choose_grid_ceiling(const PlanInputs& in, KernelSpec& spec) {
   place_column_total_partials(g, spec);
 }
 
+namespace {
+
+void add_reads_of_walk(const Graph& g, KernelSpec& spec, int walk);
+
+// The kept rows' buffers: a crossing value is written in the last element loop of its walk and
+// read until the last walk that reads it; a value of that walk or a later one, of the same
+// slot size, may take its buffer (in that walk every read of an element comes before the write
+// of the same element: codegen computes what a walk keeps before it writes any of it).
+void assign_kept_buffers(const Graph& g, KernelSpec& spec) {
+  spec.crossing_buffers.clear();
+  spec.kept_buffer_slot_bytes.clear();
+  std::vector<int> free_from;  // per buffer: the walk from which it may be written again
+  std::vector<size_t> order(spec.crossing_values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return spec.walk_of(spec.crossing_values[a]) < spec.walk_of(spec.crossing_values[b]);
+  });
+  spec.crossing_buffers.assign(spec.crossing_values.size(), -1);
+  for (size_t i : order) {
+    const ValueId v = spec.crossing_values[i];
+    const DType t = g.node(v).dtype;  // kept as its compute type: double, long long, else 4 bytes
+    const int bytes = t == DType::kF64 || t == DType::kI64 ? 8 : 4;
+    int last_read = spec.walk_of(v);
+    for (size_t m = 0; m < spec.members.size(); ++m) {
+      const auto& operands = g.node(spec.members[m]).operands;
+      if (std::find(operands.begin(), operands.end(), v) != operands.end())
+        last_read = std::max(last_read, spec.walks[m]);
+    }
+    int buffer = -1;
+    for (size_t b = 0; b < free_from.size() && buffer < 0; ++b) {
+      if (free_from[b] <= spec.walk_of(v) && spec.kept_buffer_slot_bytes[b] == bytes)
+        buffer = static_cast<int>(b);
+    }
+    if (buffer < 0) {
+      buffer = static_cast<int>(free_from.size());
+      free_from.push_back(0);
+      spec.kept_buffer_slot_bytes.push_back(bytes);
+    }
+    free_from[static_cast<size_t>(buffer)] = last_read;
+    spec.crossing_buffers[i] = buffer;
+  }
+}
+
 // RowStages::kRowsAfterTotals with BarrierCrossing::kSharedRows: the rows of its crossing
 // values each block keeps for the grid it has, in dynamic shared memory; false when they do
 // not fit a block, or the blocks that hold them cannot all be resident. Sets the planned
@@ -553,12 +598,12 @@ void choose_grid_ceiling(const PlanInputs& in, KernelSpec& spec) {
 bool keep_crossing_rows(const PlanInputs& in, KernelSpec& spec) {
   const Graph& g = *in.graph;
   if (spec.crossing_values.empty()) return false;  // nothing crosses: reading again is free
-  uint64_t slot_bytes = 0;
   for (ValueId v : spec.crossing_values) {
     if (spec.role(v) != ValueRole::kElement) return false;  // a row value has no element slot
-    const DType t = g.node(v).dtype;  // kept as its compute type: double, long long, else 4 bytes
-    slot_bytes += t == DType::kF64 || t == DType::kI64 ? 8 : 4;
   }
+  assign_kept_buffers(g, spec);
+  uint64_t slot_bytes = 0;
+  for (int bytes : spec.kept_buffer_slot_bytes) slot_bytes += static_cast<uint64_t>(bytes);
   const int64_t rows_per_block = std::max(1, spec.block_threads / std::max(1, spec.threads_per_row));
   const int64_t grid = std::max<int64_t>(1, spec.grid_blocks);
   const int64_t per_loop = grid * rows_per_block;  // both at most a few million
@@ -573,11 +618,18 @@ bool keep_crossing_rows(const PlanInputs& in, KernelSpec& spec) {
       occupancy(in.arch, spec.block_threads, spec.registers_estimate, kernel_shared_bytes(g, spec));
   spec.planned_blocks_per_sm = std::max(1, occ.blocks_per_sm);
   if (occ.blocks_per_sm == 0) return false;
-  // What the values after the barrier read from global memory themselves (z = y / s + x
-  // reads x there, directly or through inlined values) is read a second time.
+  // What the values after a barrier read from global memory themselves (z = y / s + x reads
+  // x there, directly or through inlined values) is read again, in each walk that reads it.
+  for (int walk = 1; walk < spec.row_walks; ++walk) add_reads_of_walk(g, spec, walk);
+  return true;
+}
+
+// The loaded values the members of `walk` read (directly or through inlined values), added
+// to the kernel's reads once more.
+void add_reads_of_walk(const Graph& g, KernelSpec& spec, int walk) {
   std::vector<ValueId> pending, seen;
   for (size_t i = 0; i < spec.members.size(); ++i) {
-    if (spec.after_totals[i] == 0) continue;
+    if (spec.walks[i] != walk) continue;
     for (ValueId op : g.node(spec.members[i]).operands) {
       if (!spec.is_member(op)) pending.push_back(op);
     }
@@ -593,7 +645,6 @@ bool keep_crossing_rows(const PlanInputs& in, KernelSpec& spec) {
       spec.bytes_read = add_traffic(spec.bytes_read, value_bytes(g, w));
     }
   }
-  return true;
 }
 
 }  // namespace
@@ -754,39 +805,42 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
     }
     bool pure = !reduce;
     int level = 0;
-    bool after_totals = false;  // reads a column total, or a value that does
+    // The walk: after the barrier of every column total it reads, and no earlier than its
+    // operands'.
+    int walk = 0;
     for (ValueId op : n.operands) {
       const int k = index(op);
       if (k < 0) continue;
       pure = pure && spec.pures[static_cast<size_t>(k)];
       level = std::max(level, spec.levels[static_cast<size_t>(k)]);
-      after_totals = after_totals || spec.after_totals[static_cast<size_t>(k)] != 0 ||
-                     spec.roles[static_cast<size_t>(k)] == ValueRole::kColumnTotal;
+      walk = std::max(walk, spec.walks[static_cast<size_t>(k)] +
+                                (spec.roles[static_cast<size_t>(k)] == ValueRole::kColumnTotal ? 1 : 0));
     }
+    const bool after_totals = walk > 0;
     if (reduce && !column_total) level += 1;  // a column total accumulates in the last pass
     spec.roles.push_back(role);
     spec.pures.push_back(pure ? 1 : 0);
     spec.levels.push_back(level);
-    spec.after_totals.push_back(after_totals ? 1 : 0);
+    spec.walks.push_back(walk);
+    spec.row_walks = std::max(spec.row_walks, walk + 1);
     spec.phases = std::max(spec.phases, level);
     // After the barrier, a value of the totals' own shape computed from them alone (1 / s,
     // |s| + 1, a reshape of s) is computed at each element's column, where an element value
     // reads it through a broadcast.
     bool column_value = false;
     if (after_totals) {
-      // The stage after the grid barrier walks the rows again and computes element values
-      // from the totals and what the rows give, and row reductions of them with the row
-      // values they give (a walk that reads the rows again has passes of its own). Not a
-      // column total (complete only after another barrier), not a permuted store.
+      // A walk after a grid barrier walks the rows again and computes element values from
+      // the totals and what the rows give, row reductions of them with the row values they
+      // give (a walk that reads the rows again has passes of its own), and column totals of
+      // them, complete at the next grid barrier. Not a permuted store.
       spec.stages = RowStages::kRowsAfterTotals;
-      if (column_total)
-        return reject("column total %" + std::to_string(v) +
-                      " reads a column total: it would be complete only after a second grid barrier");
       column_value = role == ValueRole::kIndexed && (is_elementwise(n.op) || n.op == OpKind::kReshape) &&
                      is_aligned_column_shape(n.dims, spec.domain, spec.reduced_axes);
-      if (role != ValueRole::kElement && role != ValueRole::kRow && !column_value)
+      if (role != ValueRole::kElement && role != ValueRole::kRow && role != ValueRole::kColumnTotal &&
+          !column_value)
         return reject("%" + std::to_string(v) + " (" + value_role_name(role) +
-                      ") reads a column total: only element and row values are computed after the totals' "
+                      ") reads a column total: only element, row and column-total values are computed after "
+                      "the totals' "
                       "grid barrier");
     }
 
@@ -813,7 +867,7 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         ok = (from == ValueRole::kRow && role == ValueRole::kElement &&
               is_aligned_row_shape(g.node(op).dims, spec.domain, spec.reduced_axes)) ||
              ((from == ValueRole::kColumnTotal ||
-               (from == ValueRole::kIndexed && spec.after_totals[static_cast<size_t>(k)] != 0)) &&
+               (from == ValueRole::kIndexed && spec.walks[static_cast<size_t>(k)] != 0)) &&
               role == ValueRole::kElement &&
               is_aligned_column_shape(g.node(op).dims, spec.domain, spec.reduced_axes));
       } else if (op_family(n.op) == OpFamily::kReduce) {
@@ -843,14 +897,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
       return reject("%" + std::to_string(v) + " leaves the kernel off its grid");
   }
 
-  // The values the second loop reads from the first: members computed before the barrier
-  // that a member after it reads (not the totals, which every block reads after it).
+  // The values a walk reads from an earlier one: members that a member of a later walk reads
+  // (not the totals, which every block reads after their barrier).
   if (spec.stages == RowStages::kRowsAfterTotals) {
     for (size_t i = 0; i < members.size(); ++i) {
-      if (spec.after_totals[i] == 0) continue;
       for (ValueId op : g.node(members[i]).operands) {
         const int k = index(op);
-        if (k < 0 || spec.after_totals[static_cast<size_t>(k)] != 0 ||
+        if (k < 0 || spec.walks[static_cast<size_t>(k)] >= spec.walks[i] ||
             spec.roles[static_cast<size_t>(k)] == ValueRole::kColumnTotal)
           continue;
         spec.crossing_values.push_back(op);
@@ -1363,7 +1416,8 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         if (spec.crossing == BarrierCrossing::kSharedRows) {
           if (!keep_crossing_rows(in, spec)) return false;
         } else {
-          spec.bytes_read = add_traffic(spec.bytes_read, spec.bytes_read);
+          // Each walk reads the rows' inputs again.
+          spec.bytes_read = add_traffic(0, spec.bytes_read, static_cast<uint64_t>(spec.row_walks));
         }
         const int64_t sms = std::max(1, in.arch.sm_count);
         if (spec.grid_blocks > int64_t{spec.planned_blocks_per_sm} * sms) return false;
@@ -1451,7 +1505,6 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         RejectionKind::kResource);
   }
   if (best != last_applied) apply(mappings[best]);
-  if (!spec.column_totals.empty()) choose_grid_ceiling(in, spec);
   return true;
 }
 

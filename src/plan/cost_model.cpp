@@ -481,6 +481,10 @@ double code_instructions(const Graph& g, const KernelSpec& s) {
     const int64_t steps =
         keeps_values_in_registers(s) ? ceil_div(std::max<int64_t>(1, s.elems_per_thread), lanes) : 1;
     copies *= static_cast<double>(s.phases + 1) * static_cast<double>(steps);
+    // Walks after grid barriers that read the rows again compute the earlier walks' values
+    // again: code of their own.
+    if (s.stages == RowStages::kRowsAfterTotals && s.crossing == BarrierCrossing::kReadAgain)
+      copies *= static_cast<double>(s.row_walks);
   }
   return body * copies;
 }
@@ -585,9 +589,12 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   // instructions wait on each other); sixteen warps or more keep it at 80%.
   auto issue_of = [](double warps) { return std::max(0.05, std::min(0.8, 0.05 * warps)); };
   const double issue = issue_of(warps_per_sm);
-  // A second stage walks every row again: its passes recompute what the first computed.
+  // A walk after a grid barrier that reads the rows again recomputes what the earlier ones
+  // computed.
   const double row_loops =
-      s.stages == RowStages::kRowsAfterTotals && s.crossing == BarrierCrossing::kReadAgain ? 2.0 : 1.0;
+      s.stages == RowStages::kRowsAfterTotals && s.crossing == BarrierCrossing::kReadAgain
+          ? static_cast<double>(s.row_walks)
+          : 1.0;
   const double instructions = row_loops * instructions_per_element(g, s) *
                               static_cast<double>(std::max<int64_t>(1, element_count(s.domain)));
   c.compute_seconds = instructions / (sms * a.lanes_issued_per_clock * a.clock_hz * issue) / c.balance;
@@ -641,15 +648,22 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
     const double per_row = static_cast<double>(s.column_total_traffic_bytes) /
                            static_cast<double>(std::max<int64_t>(1, grid + s.column_total_groups));
     const double rows_read = static_cast<double>(s.column_total_group + s.column_total_groups);
-    c.barrier_seconds += rows_read * per_row / sm_bandwidth + 2 * a.group_barrier_seconds * 2.0 / 3.0;
+    // Each walk's totals are combined in turn (per_row spans all of them).
+    std::vector<int> walks_with_totals;
+    for (ValueId v : s.column_totals) walks_with_totals.push_back(s.walk_of(v));
+    std::sort(walks_with_totals.begin(), walks_with_totals.end());
+    const auto combines = static_cast<double>(
+        std::unique(walks_with_totals.begin(), walks_with_totals.end()) - walks_with_totals.begin());
+    c.barrier_seconds +=
+        rows_read * per_row / sm_bandwidth + combines * 2 * a.group_barrier_seconds * 2.0 / 3.0;
     if (s.stages == RowStages::kRowsAfterTotals) {
-      // Every block waits for the totals at a grid barrier: a grid that is not resident at
-      // once could never meet.
+      // Every block waits for the totals at each grid barrier: a grid that is not resident
+      // at once could never meet.
       if (grid > capacity) {
         c.total_seconds = std::numeric_limits<double>::infinity();
         return c;
       }
-      c.barrier_seconds += a.grid_barrier_seconds;
+      c.barrier_seconds += static_cast<double>(s.row_walks - 1) * a.grid_barrier_seconds;
     }
   }
   c.launch_seconds = a.launch_overhead_seconds;

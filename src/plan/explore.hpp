@@ -24,9 +24,10 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
 // its operand's last axis. The passes after the merge analyze only such kernels again.
 bool may_hold_column_totals(const Graph& graph, const std::vector<ValueId>& members);
 
-// A kernel whose rows wait at a grid barrier for its column totals (RowStages::
-// kRowsAfterTotals) is split in two where the model scores them faster apart: its rows
-// (which then store the element values the totals read) and the totals with what reads them.
+// A kernel whose rows wait at grid barriers for its column totals (RowStages::
+// kRowsAfterTotals) is split in two at the barrier where the model scores the two parts
+// fastest, if faster than the one kernel: the walks before it (which then store the element
+// values the totals read) and the totals with what reads them; each part is looked at again.
 // The search composes patterns that grow toward consumers, so it may form the joined kernel
 // without ever scoring that split. Appends the second kernels at the end.
 void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels);

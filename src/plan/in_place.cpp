@@ -153,11 +153,11 @@ InPlaceCheck check_with(const Graph& graph, const FusionPlan& plan, const PlanAc
   if (spec.is_member(stored) && spec.role(stored) != ValueRole::kElement) elsewhere = out_value;
   if (elsewhere < 0 && element_count(spec.domain) != element_count(graph.node(out_value).dims))
     elsewhere = out_value;
-  // A kernel whose rows wait at a grid barrier reads its inputs in both walks (the second
-  // may read its rows again, or read an input where a value after the barrier needs it): a
-  // value the first walk stores would overwrite what the second reads.
+  // A kernel whose rows wait at grid barriers reads its inputs in each walk (a later one may
+  // read its rows again, or read an input where a value after a barrier needs it): a value a
+  // walk before the last stores would overwrite what a later one reads.
   if (elsewhere < 0 && spec.stages == RowStages::kRowsAfterTotals && spec.is_member(stored) &&
-      !spec.after_column_totals(stored)) {
+      spec.walk_of(stored) + 1 < spec.row_walks) {
     check.verdict = InPlaceVerdict::kReadAfterBarrier;
     check.reader_kernel = check.writer_kernel;
     return check;

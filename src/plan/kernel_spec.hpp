@@ -59,7 +59,10 @@ const char* schedule_kind_name(ScheduleKind s);
 // The stages of a row kernel. kOne: one row loop. kRowsAfterTotals: the row loop, then a grid
 // barrier once the column totals are complete, then the same rows again, which compute and
 // store the element values that read the totals (a row softmax scaled by its column sums: a
-// Sinkhorn step). The grid is cooperative, and each block walks the same rows in both.
+// Sinkhorn step). The walk after a barrier may itself accumulate column totals of what it
+// computes, completed at the next grid barrier before the next walk (Sinkhorn iterations one
+// after the other): KernelSpec::row_walks walks, row_walks - 1 grid barriers. The grid is
+// cooperative, and each block walks the same rows in every walk.
 enum class RowStages : uint8_t { kOne, kRowsAfterTotals };
 const char* row_stages_name(RowStages s);
 
@@ -151,17 +154,25 @@ struct KernelSpec {
   std::vector<uint8_t> pures;
   std::vector<int> levels;
   int phases = 0;  // passes over each row that accumulate reductions
-  // Per member, parallel to `members`: 1 for the values computed after the column totals'
-  // grid barrier (they read a column total, or such a value); all 0 with RowStages::kOne.
-  std::vector<uint8_t> after_totals;
+  // Per member, parallel to `members`: the row walk that computes it, 0 for the values
+  // before the first grid barrier; a value that reads a column total of walk w (complete at
+  // the barrier after walk w), or a value of walk w, is of walk w + 1 or later. A column
+  // total's walk is the one that accumulates it. All 0 with RowStages::kOne.
+  std::vector<int> walks;
+  int row_walks = 1;  // the walks: 1 + the grid barriers between them
   RowStages stages = RowStages::kOne;
-  // kRowsAfterTotals: how values cross the barrier; the members computed before it that the
-  // second loop reads (sorted); kSharedRows: the rows of each crossing value a block keeps
-  // (its rows per block x the row loop's iterations), each row `cols` values of its compute
-  // type, in dynamic shared memory (dynamic_shared_bytes), one value after the other.
+  // kRowsAfterTotals: how values cross the barriers; the members that a member of a later
+  // walk reads (sorted); kSharedRows: the rows of each crossing value a block keeps (its rows
+  // per block x the row loop's iterations), written in the walk that computes it, each row
+  // `cols` values of its compute type, in dynamic shared memory (dynamic_shared_bytes).
   BarrierCrossing crossing = BarrierCrossing::kReadAgain;
   std::vector<ValueId> crossing_values;
   int64_t kept_rows = 0;
+  // kSharedRows: the kept buffer of each crossing value (parallel to crossing_values): a value
+  // of the walk that last reads another, or of a later one, may take its buffer; and each
+  // buffer's bytes per element (4, or 8 for f64 and i64). The buffers lie one after the other.
+  std::vector<int> crossing_buffers;
+  std::vector<int> kept_buffer_slot_bytes;
 
   int index_of(ValueId v) const;  // position in members, -1 for a non-member
   bool is_member(ValueId v) const { return index_of(v) >= 0; }
@@ -169,7 +180,11 @@ struct KernelSpec {
   ValueRole role(ValueId v) const { return roles[static_cast<size_t>(index_of(v))]; }
   bool pure(ValueId v) const { return pures[static_cast<size_t>(index_of(v))] != 0; }
   int level(ValueId v) const { return levels[static_cast<size_t>(index_of(v))]; }
-  bool after_column_totals(ValueId v) const { return after_totals[static_cast<size_t>(index_of(v))] != 0; }
+  int walk_of(ValueId v) const { return walks[static_cast<size_t>(index_of(v))]; }
+  bool after_column_totals(ValueId v) const { return walk_of(v) > 0; }
+  // Whether the totals of walk w are read by a later walk: the last block then writes them in
+  // one more row of their partials and releases the grid.
+  bool releases_grid_after(int walk) const { return walk + 1 < row_walks; }
 
   std::vector<ValueId> stored;   // members whose values leave the kernel
   std::vector<ValueId> loaded;   // values read from global memory (graph inputs, other kernels)
@@ -236,8 +251,9 @@ struct KernelSpec {
   // and the bits do not depend on arrival. Per total, at column_total_offsets within the
   // kernel's partials scratch: grid x cols block partials, then groups x cols group
   // partials; the counters are one per group and one for the groups. With
-  // RowStages::kRowsAfterTotals the last block also writes the totals in one more row of
-  // partials and releases the grid on one more counter.
+  // RowStages::kRowsAfterTotals the last block of each walk but the last also writes the
+  // totals in one more row of partials and releases the grid on one more counter: each walk
+  // has counters of its own (column_total_counter_stride() apart).
   std::vector<ValueId> column_totals;
   size_t column_total_shared_bytes = 0;
   // The partials are placed for fixed_grid_capacity(): column_total_partial_bytes is their
@@ -248,6 +264,13 @@ struct KernelSpec {
   uint64_t column_total_traffic_bytes = 0;
   int64_t column_total_group = 1;
   int64_t column_total_groups = 1;
+  // The groups of the largest grid a launch may take; one walk's counters: one per group, one
+  // for the groups, and the release.
+  int64_t column_total_capacity_groups() const {
+    const int64_t group = std::max<int64_t>(1, column_total_group);
+    return (fixed_grid_capacity() + group - 1) / group;
+  }
+  int64_t column_total_counter_stride() const { return column_total_capacity_groups() + 2; }
 
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
@@ -322,6 +345,12 @@ KernelSpec launched_at_grid(const Graph& graph, const KernelSpec& spec, int64_t 
 
 bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSpec* out, Rejection* why_not,
                     const ScheduleConstraint& constraint = {});
+
+// For a planned kernel with column totals: the grid a launch may grow to where the compiled
+// kernel fits more blocks than the register estimate allows (KernelSpec::grid_ceiling), with
+// the partials placed for it. Only the plan's final kernels need it, not the candidates the
+// search scores.
+void choose_grid_ceiling(const PlanInputs& in, KernelSpec& spec);
 
 // total + bytes x times: global-memory traffic, summed over many values and passes, so
 // checked; throws Error(kOutOfMemory) past 2^64 bytes.

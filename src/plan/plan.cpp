@@ -86,12 +86,13 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
   const auto partial_bytes = static_cast<size_t>(column_totals ? k.spec.column_total_partial_bytes
                                                  : split_rows  ? k.spec.split.partial_bytes
                                                                : k.spec.column.partial_bytes);
-  // Column totals: one counter per group (of the largest grid a launch may take), one for the
-  // groups, and one that releases the grid into a second stage.
-  const int64_t release = k.spec.stages == RowStages::kRowsAfterTotals ? 1 : 0;
-  const int64_t group = std::max<int64_t>(1, k.spec.column_total_group);
-  const int64_t groups = (k.spec.fixed_grid_capacity() + group - 1) / group;
-  const auto counter_bytes = static_cast<size_t>(column_totals ? 4 * (groups + 1 + release)
+  // Column totals: one counter per group (of the largest grid a launch may take) and one for
+  // the groups; with walks after grid barriers, each walk has its own, and one that releases
+  // the grid into the next walk.
+  const int64_t walk_counters = k.spec.stages == RowStages::kRowsAfterTotals
+                                    ? k.spec.column_total_counter_stride() * k.spec.row_walks
+                                    : k.spec.column_total_capacity_groups() + 1;
+  const auto counter_bytes = static_cast<size_t>(column_totals ? 4 * walk_counters
                                                  : split_rows  ? k.spec.split.counter_bytes
                                                                : k.spec.column.counter_bytes);
   KernelParam partials{ParamKind::kWorkspace, slot(partial_bytes), -1, true};
@@ -389,6 +390,7 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
     Rejection why;
     if (!analyze_kernel(in, members, &spec, &why))
       fail(StatusCode::kInternal, "planned kernel is invalid: " + why.reason);
+    choose_grid_ceiling(in, spec);
     specs.push_back(std::move(spec));
   }
   std::vector<bool> copied(graph.size(), false);
@@ -926,26 +928,45 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
           << "), partials combined in one fixed order by every block after a group barrier";
     }
     if (s.stages == RowStages::kRowsAfterTotals) {
-      out << "\n  stages: " << row_stages_name(s.stages) << ": the column totals";
-      for (ValueId v : s.column_totals) out << " %" << v;
-      out << " complete at a grid barrier (the last block releases the grid), then each block walks its rows "
-          << (s.crossing == BarrierCrossing::kSharedRows
-                  ? "again from the " + std::to_string(s.kept_rows) + " row(s) of %"
-                  : std::string("again, reading their inputs, and computes"));
-      if (s.crossing == BarrierCrossing::kSharedRows) {
-        for (size_t i = 0; i < s.crossing_values.size(); ++i) out << (i ? ", %" : "") << s.crossing_values[i];
-        out << " it kept in shared memory (" << s.dynamic_shared_bytes << " bytes a block), and computes";
+      out << "\n  stages: " << row_stages_name(s.stages);
+      if (s.row_walks > 2) out << " (" << s.row_walks << " walks, " << s.row_walks - 1 << " grid barriers)";
+      out << ":";
+      auto of_walk = [&](int walk, auto&& pick) {
+        std::string list;
+        for (ValueId v : s.members) {
+          if (s.walk_of(v) == walk && pick(v)) list += " %" + std::to_string(v);
+        }
+        return list;
+      };
+      for (int walk = 1; walk < s.row_walks; ++walk) {
+        out << (walk > 1 ? "; then" : "") << " the column totals"
+            << of_walk(walk - 1, [&](ValueId v) { return s.is_column_total(v); })
+            << " complete at a grid barrier (the last block releases the grid), then each block walks its "
+               "rows ";
+        // What this walk reads of the earlier ones.
+        std::string kept;
+        for (ValueId v : s.crossing_values) {
+          const bool read =
+              s.walk_of(v) < walk && std::any_of(s.members.begin(), s.members.end(), [&](ValueId m) {
+                const auto& operands = graph.node(m).operands;
+                return s.walk_of(m) == walk &&
+                       std::find(operands.begin(), operands.end(), v) != operands.end();
+              });
+          if (read) kept += (kept.empty() ? "%" : ", %") + std::to_string(v);
+        }
+        if (s.crossing == BarrierCrossing::kSharedRows && !kept.empty())
+          out << "again from the " << s.kept_rows << " row(s) of " << kept << " it kept in shared memory ("
+              << s.dynamic_shared_bytes << " bytes a block), and computes";
+        else
+          out << "again, reading their inputs, and computes";
+        out << of_walk(walk, [&](ValueId v) {
+          return std::find(s.stored.begin(), s.stored.end(), v) != s.stored.end();
+        });
+        const std::string reduced = of_walk(walk, [&](ValueId v) {
+          return op_family(graph.node(v).op) == OpFamily::kReduce && !s.is_column_total(v);
+        });
+        if (!reduced.empty()) out << ", with the row reductions" << reduced << " in passes of its own";
       }
-      for (ValueId v : s.members) {
-        if (s.after_column_totals(v) && std::find(s.stored.begin(), s.stored.end(), v) != s.stored.end())
-          out << " %" << v;
-      }
-      std::string reduced;
-      for (ValueId v : s.members) {
-        if (s.after_column_totals(v) && op_family(graph.node(v).op) == OpFamily::kReduce)
-          reduced += " %" + std::to_string(v);
-      }
-      if (!reduced.empty()) out << ", with the row reductions" << reduced << " in passes of its own";
     }
     if (s.gelu == GeluEvaluation::kBf16Table)
       out << "\n  gelu: " << gelu_evaluation_name(s.gelu) << " (" << bf16_gelu_table_bytes()
@@ -991,9 +1012,8 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
         // Across a grid barrier: a column total through global memory; a value the first walk
         // kept in shared memory for the second.
         if (s.role(o) == ValueRole::kColumnTotal) scheme = StitchScheme::kGlobal;
-        if (s.stages == RowStages::kRowsAfterTotals && s.after_column_totals(v) &&
-            !s.after_column_totals(o) && s.role(o) == ValueRole::kElement &&
-            s.crossing == BarrierCrossing::kSharedRows)
+        if (s.stages == RowStages::kRowsAfterTotals && s.walk_of(o) < s.walk_of(v) &&
+            s.role(o) == ValueRole::kElement && s.crossing == BarrierCrossing::kSharedRows)
           scheme = StitchScheme::kRegional;
         out << (first ? " stitch " : ", ") << "%" << o << ":" << stitch_scheme_name(scheme);
         first = false;

@@ -662,6 +662,47 @@ TEST(NvrtcCompile, GridBarrierKernelsCompileWithTheirGridResident) {
       }
     }
   }
+  // Sinkhorn iterations: walks after two or three grid barriers, column totals after one.
+  size_t three_walks = 0;
+  struct Iterations {
+    int count;
+    testing::SinkhornOutputs outputs;
+    testing::SinkhornDividend dividend;
+  };
+  for (const Iterations& it :
+       {Iterations{2, testing::SinkhornOutputs::kMatrix, testing::SinkhornDividend::kIterate},
+        Iterations{1, testing::SinkhornOutputs::kSumsOut, testing::SinkhornDividend::kIterate},
+        Iterations{3, testing::SinkhornOutputs::kSumsOut, testing::SinkhornDividend::kInput}}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{4096, 1024}, {300, 200}}) {
+      for (DType t : {DType::kF32, DType::kBF16}) {
+        const Graph g = testing::sinkhorn_iterations(rows, cols, t, it.count, it.outputs, it.dividend);
+        for (int sm : {80, 90}) {
+          FusionOptions o;
+          o.target_sm = sm;
+          o.device = arch_params(sm);
+          if (rows < 1024) {
+            o.device->sm_count = 4;
+            o.device->launch_overhead_seconds = 10e-6;
+          }
+          for (const PlannedKernel& k : plan_fusion(g, o).kernels) {
+            if (k.spec.stages != RowStages::kRowsAfterTotals) continue;
+            three_walks += k.spec.row_walks >= 3 ? 1 : 0;
+            jit::CompileRequest r;
+            r.source = std::string(kernel_prelude()) + emit_kernel(g, k);
+            r.name = "sinkhorn_iterations.cu";
+            r.arch = sm;
+            requests.push_back(r);
+            specs.push_back(k.spec);
+            labels.push_back(std::to_string(it.count) + " sinkhorn iteration(s) " + std::to_string(rows) +
+                             "x" + std::to_string(cols) + " " + dtype_name(t) + " sm_" + std::to_string(sm) +
+                             ", " + std::to_string(k.spec.row_walks) + " walks, crossing " +
+                             barrier_crossing_name(k.spec.crossing));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(three_walks, 6u);
   // And the random graphs whose softmaxes are divided by 1 + their column sums (values of the
   // totals' shape computed after the barrier among them), on the small device.
   testing::RandomGraphOptions random;

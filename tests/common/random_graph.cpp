@@ -543,6 +543,10 @@ class Generator {
         if (options_.row_sums_after_column_sums && rng_.chance(0.8)) {
           auto [rows, rows_b] = reduce(OpKind::kReduceSum, out, m, rng_.chance(0.5));
           out = combine(OpKind::kDiv, out, rows_b);
+          if (options_.column_sums_again && rng_.chance(0.8)) {
+            auto [again, again_b] = reduce(OpKind::kReduceSum, out, others, rng_.chance(0.5));
+            out = combine(OpKind::kDiv, out, again_b);
+          }
         }
       }
     } else {

@@ -61,6 +61,9 @@ struct RandomGraphOptions {
   // With column_sums_after_rows: most quotients are then divided by 1 + their sums along the
   // softmax's own axes again (a row reduction of what reads the column sums).
   bool row_sums_after_column_sums = false;
+  // With row_sums_after_column_sums: most of those are then divided by 1 + their sums down the
+  // other axes once more (column sums of what reads the first ones: a second grid barrier).
+  bool column_sums_again = false;
 };
 
 // The graph of `seed`; its inputs are named x0, x1, ... and its outputs y0, y1, ...

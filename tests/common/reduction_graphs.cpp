@@ -214,6 +214,36 @@ Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form) 
   return g;
 }
 
+Graph sinkhorn_iterations(int64_t rows, int64_t cols, DType dtype, int iterations, SinkhornOutputs outputs,
+                          SinkhornDividend dividend) {
+  Graph g;
+  const Dims dims = {rows, cols};
+  const ValueId input = build_input(g, "x", dtype, dims);
+  const ValueId x = low_precision(dtype) ? build_cast(g, input, DType::kF32) : input;
+  const ValueId max = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {1}, true), dims);
+  const ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, max));
+  ValueId z = build_binary(g, OpKind::kDiv, e,
+                           build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims));
+  // kInput: the sums of |z| plus one, so that no divisor of the signed x nears zero.
+  const bool divides_input = dividend == SinkhornDividend::kInput;
+  auto sums = [&](ValueId v, int64_t axis) {
+    const ValueId s = build_reduce(g, OpKind::kReduceSum, divides_input ? build_unary(g, OpKind::kAbs, v) : v,
+                                   {axis}, true);
+    if (!divides_input) return s;
+    const Dims& d = g.node(s).dims;
+    return build_binary(g, OpKind::kAdd, s,
+                        build_broadcast(g, build_constant_f64(g, g.node(s).dtype, 1.0), d));
+  };
+  for (int i = 0; i < iterations; ++i) {
+    z = build_binary(g, OpKind::kDiv, divides_input ? x : z, build_broadcast(g, sums(z, 0), dims));
+    z = build_binary(g, OpKind::kDiv, z, build_broadcast(g, sums(z, 1), dims));
+  }
+  build_output(g, "z", low_precision(dtype) ? build_cast(g, z, dtype) : z);
+  if (outputs == SinkhornOutputs::kSumsOut)
+    build_output(g, "column_sum", build_reduce(g, OpKind::kReduceSum, z, {0}, true));
+  return g;
+}
+
 Graph instance_norm(const Dims& nchw, DType dtype) {
   if (nchw.size() != 4) throw std::invalid_argument("instance_norm takes [n, c, h, w]");
   Graph g;

@@ -80,6 +80,17 @@ enum class SinkhornForm : uint8_t {
 };
 Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form = SinkhornForm::kScaled);
 
+// Sinkhorn iterations over x [rows, cols]: z = softmax over each row, then `iterations` times
+// z = z / sum(z, axis 0), z = z / sum(z, axis 1); with kSumsOut the sums of the result down
+// its columns are an output too (f32 or f64). SinkhornDividend::kInput divides x in place of z
+// by 1 + the column sums of |z|, then z by 1 + the row sums of |z| (nothing of the rows crosses
+// a barrier, and no divisor nears zero). 16-bit inputs computed in f32, z rounded back.
+enum class SinkhornOutputs : uint8_t { kMatrix, kSumsOut };
+enum class SinkhornDividend : uint8_t { kIterate, kInput };
+Graph sinkhorn_iterations(int64_t rows, int64_t cols, DType dtype, int iterations,
+                          SinkhornOutputs outputs = SinkhornOutputs::kMatrix,
+                          SinkhornDividend dividend = SinkhornDividend::kIterate);
+
 // Its backward: from x, dy, the saved mean and rstd [1, C, 1, 1] and gamma [C, 1, 1], with
 // xhat = (x - mean) * rstd: dx = gamma * rstd * (dy - mean(dy) - xhat * mean(dy * xhat)),
 // dgamma = sum(dy * xhat) and dbeta = sum(dy), the means and sums over axes 0, 2 and 3 (dgamma

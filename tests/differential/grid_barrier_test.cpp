@@ -152,13 +152,20 @@ TEST(GridBarrier, RandomGraphsWithColumnSumsAfterRows) {
   // barrier).
   RandomGraphOptions rows_again = options;
   rows_again.row_sums_after_column_sums = true;
+  // And seeds whose row-normalized quotients are divided by their column sums once more (a
+  // second grid barrier).
+  RandomGraphOptions columns_again = rows_again;
+  columns_again.column_sums_again = true;
   std::vector<DiffCase> cases;
-  size_t staged = 0, reduce_after = 0;
+  size_t staged = 0, reduce_after = 0, three_walks = 0;
   std::map<BarrierCrossing, size_t> reduce_after_crossing;
-  for (uint64_t draw = 1; draw <= 180; ++draw) {
-    const bool again = draw > 120;
-    const uint64_t seed = again ? draw - 120 : draw;
-    auto graph = std::make_shared<const Graph>(random_graph(seed, again ? rows_again : options));
+  for (uint64_t draw = 1; draw <= 220; ++draw) {
+    const bool again = draw > 120 && draw <= 180;
+    const bool twice = draw > 180;
+    const uint64_t seed = twice ? draw - 180 : again ? draw - 120 : draw;
+    auto graph = std::make_shared<const Graph>(random_graph(seed, twice   ? columns_again
+                                                                  : again ? rows_again
+                                                                          : options));
     for (bool small : {false, true}) {
       FusionOptions o;
       if (small) o.device = small_device(4, 10e-6);
@@ -166,6 +173,7 @@ TEST(GridBarrier, RandomGraphsWithColumnSumsAfterRows) {
       for (const PlannedKernel& k : p.kernels) {
         if (k.spec.stages != RowStages::kRowsAfterTotals) continue;
         ++staged;
+        three_walks += k.spec.row_walks >= 3 ? 1 : 0;
         const bool reduces = std::any_of(k.spec.members.begin(), k.spec.members.end(), [&](ValueId v) {
           return k.spec.after_column_totals(v) && op_family(graph->node(v).op) == OpFamily::kReduce;
         });
@@ -174,7 +182,7 @@ TEST(GridBarrier, RandomGraphsWithColumnSumsAfterRows) {
       }
       DiffCase c;
       c.label = "seed " + std::to_string(seed) + (again ? " with row sums again" : "") +
-                (small ? " on 4 SMs, slow launches" : "");
+                (twice ? " with row and column sums again" : "") + (small ? " on 4 SMs, slow launches" : "");
       c.reproduce =
           "fstitch_differential_tests --gtest_filter=GridBarrier.RandomGraphsWithColumnSumsAfterRows";
       c.graph = graph;
@@ -185,12 +193,83 @@ TEST(GridBarrier, RandomGraphsWithColumnSumsAfterRows) {
   }
   std::printf(
       "[ grid barrier ] %zu kernels of %zu random plans wait at a grid barrier, %zu reduce rows after it "
-      "(%zu "
-      "over kept rows)\n",
-      staged, cases.size(), reduce_after, reduce_after_crossing[BarrierCrossing::kSharedRows]);
+      "(%zu over kept rows), %zu walk their rows three times or more\n",
+      staged, cases.size(), reduce_after, reduce_after_crossing[BarrierCrossing::kSharedRows], three_walks);
   EXPECT_GE(staged, 10u);
   EXPECT_GE(reduce_after, 10u);
   EXPECT_GE(reduce_after_crossing[BarrierCrossing::kSharedRows], 1u);
+  EXPECT_GE(three_walks, 4u);
+  for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
+}
+
+// Sinkhorn iterations one after the other: each column normalization waits at a grid barrier
+// of its own, and the walk after it may sum its columns again for the next barrier (or for an
+// output only). f32, bf16 and f64, rows that split evenly, odd rows, more rows than a block
+// keeps in one loop; run in both thread orders.
+TEST(GridBarrier, SinkhornIterationsWalkTheRowsOncePerBarrier) {
+  struct Form {
+    int iterations;
+    SinkhornOutputs outputs;
+    SinkhornDividend dividend = SinkhornDividend::kIterate;
+  };
+  const Form forms[] = {{1, SinkhornOutputs::kSumsOut},
+                        {2, SinkhornOutputs::kMatrix},
+                        {3, SinkhornOutputs::kMatrix},
+                        {2, SinkhornOutputs::kSumsOut},
+                        {3, SinkhornOutputs::kSumsOut, SinkhornDividend::kInput}};
+  const std::pair<int64_t, int64_t> shapes[] = {{256, 256}, {100, 300}, {513, 64}};
+  const std::pair<int, double> devices[] = {{4, 10e-6}, {8, 0}};
+  std::vector<DiffCase> cases;
+  std::map<BarrierCrossing, size_t> walks_after_two;  // kernels of three walks or more
+  size_t totals_after_barrier = 0;                    // kernels with column totals of a walk after a barrier
+  uint64_t data_seed = 13500;
+  for (const Form& f : forms) {
+    for (const auto& [rows, cols] : shapes) {
+      for (DType dtype : {DType::kF32, DType::kBF16, DType::kF64}) {
+        auto graph = std::make_shared<const Graph>(
+            sinkhorn_iterations(rows, cols, dtype, f.iterations, f.outputs, f.dividend));
+        for (const auto& [sms, launch] : devices) {
+          FusionOptions o;
+          o.device = small_device(sms, launch);
+          const FusionPlan p = plan_fusion(*graph, o);
+          for (const PlannedKernel& k : p.kernels) {
+            if (k.spec.stages != RowStages::kRowsAfterTotals) continue;
+            EXPECT_EQ(k.launch, LaunchKind::kCooperative);
+            if (k.spec.row_walks >= 3) {
+              ++walks_after_two[k.spec.crossing];
+              EXPECT_NE(dump_plan(*graph, p).find(std::to_string(k.spec.row_walks - 1) + " grid barriers"),
+                        std::string::npos);
+            }
+            totals_after_barrier += std::any_of(k.spec.column_totals.begin(), k.spec.column_totals.end(),
+                                                [&](ValueId t) { return k.spec.walk_of(t) > 0; })
+                                        ? 1
+                                        : 0;
+          }
+          DiffCase c;
+          c.label = std::to_string(f.iterations) + " sinkhorn iteration(s)" +
+                    (f.dividend == SinkhornDividend::kInput ? " of the input" : "") +
+                    (f.outputs == SinkhornOutputs::kSumsOut ? " and their column sums " : " ") +
+                    std::to_string(rows) + "x" + std::to_string(cols) + " " + dtype_name(dtype) + " on " +
+                    std::to_string(sms) + " SMs" + (launch > 0 ? ", slow launches" : "");
+          c.reproduce =
+              "fstitch_differential_tests "
+              "--gtest_filter=GridBarrier.SinkhornIterationsWalkTheRowsOncePerBarrier";
+          c.graph = graph;
+          c.device = o.device;
+          c.data_seed = ++data_seed;
+          cases.push_back(std::move(c));
+        }
+      }
+    }
+  }
+  std::printf(
+      "[ grid barrier ] %zu kernels of %zu plans walk their rows three times or more (%zu over kept rows), "
+      "%zu sum columns after a barrier\n",
+      walks_after_two[BarrierCrossing::kSharedRows] + walks_after_two[BarrierCrossing::kReadAgain],
+      cases.size(), walks_after_two[BarrierCrossing::kSharedRows], totals_after_barrier);
+  EXPECT_GE(walks_after_two[BarrierCrossing::kSharedRows], 4u);
+  EXPECT_GE(walks_after_two[BarrierCrossing::kReadAgain], 2u);  // the input's iterations: nothing crosses
+  EXPECT_GE(totals_after_barrier, 8u);
   for (const CaseResult& r : run_cases(cases, harness_options_from_env())) EXPECT_TRUE(r.ok) << r.report;
 }
 
