@@ -58,6 +58,8 @@ REDUCTIONS = {
     "sinkhorn_step": ((4096, 1024), 0),
     # The step's rows summed and divided again: a full Sinkhorn iteration (rows, columns, rows).
     "sinkhorn_iteration": ((4096, 1024), 0),
+    # Two iterations: columns, rows, columns, rows after the softmax (two grid barriers).
+    "sinkhorn_two_iterations": ((4096, 1024), 0),
 }
 GROUP_NORM_GROUPS = 32  # kBenchmarkGroups of reduction_graphs.hpp
 # Elements a reduction graph writes, from its input shape (default: the kept axes, once).
@@ -71,6 +73,7 @@ REDUCTION_OUTPUT_ELEMENTS = {
     "instance_norm": lambda dims: element_count(dims),
     "sinkhorn_step": lambda dims: element_count(dims),
     "sinkhorn_iteration": lambda dims: element_count(dims),
+    "sinkhorn_two_iterations": lambda dims: element_count(dims),
 }
 # The multi-tensor optimizer step of tests/common/packed_graphs.cpp: AdamW (the constants of
 # adamw_step) over `dims[0]` parameter tensors of transformer_parameter_sizes, f32 only (torch
@@ -104,6 +107,7 @@ INPUTS = {
     "instance_norm": [("x", "d"), ("gamma", "dc"), ("beta", "dc")],
     "sinkhorn_step": [("x", "d")],
     "sinkhorn_iteration": [("x", "d")],
+    "sinkhorn_two_iterations": [("x", "d")],
 }
 OUTPUT_COUNT = {name: 2 if name == "bias_residual_layer_norm" else 1 for name in GRAPHS}
 ELEMENT_BYTES = {"f32": 4, "bf16": 2}
@@ -204,6 +208,15 @@ def torch_graphs(torch):
         z = y / y.sum(dim=0, keepdim=True)
         return ((z / z.sum(dim=1, keepdim=True)).to(x.dtype),)
 
+    def sinkhorn_two_iterations(x):
+        xf = x.float()
+        e = torch.exp(xf - xf.amax(dim=1, keepdim=True))
+        z = e / e.sum(dim=1, keepdim=True)
+        for _ in range(2):
+            z = z / z.sum(dim=0, keepdim=True)
+            z = z / z.sum(dim=1, keepdim=True)
+        return (z.to(x.dtype),)
+
     def layer_norm_backward(x, dy, w):
         xc = x - x.mean(dim=1, keepdim=True)
         rstd = torch.rsqrt((xc * xc).mean(dim=1, keepdim=True) + 1e-5)
@@ -248,6 +261,7 @@ def torch_graphs(torch):
         "instance_norm": instance_norm,
         "sinkhorn_step": sinkhorn_step,
         "sinkhorn_iteration": sinkhorn_iteration,
+        "sinkhorn_two_iterations": sinkhorn_two_iterations,
     }
 
 
@@ -313,6 +327,15 @@ def jax_graphs(jax, jnp):
         z = y / jnp.sum(y, axis=0, keepdims=True)
         return ((z / jnp.sum(z, axis=1, keepdims=True)).astype(x.dtype),)
 
+    def sinkhorn_two_iterations(x):
+        xf = x.astype(f32)
+        e = jnp.exp(xf - jnp.max(xf, axis=1, keepdims=True))
+        z = e / jnp.sum(e, axis=1, keepdims=True)
+        for _ in range(2):
+            z = z / jnp.sum(z, axis=0, keepdims=True)
+            z = z / jnp.sum(z, axis=1, keepdims=True)
+        return (z.astype(x.dtype),)
+
     def layer_norm_backward(x, dy, w):
         xc = x - jnp.mean(x, axis=1, keepdims=True)
         rstd = jax.lax.rsqrt(jnp.mean(xc * xc, axis=1, keepdims=True) + 1e-5)
@@ -373,6 +396,7 @@ def jax_graphs(jax, jnp):
         "instance_norm": instance_norm,
         "sinkhorn_step": sinkhorn_step,
         "sinkhorn_iteration": sinkhorn_iteration,
+        "sinkhorn_two_iterations": sinkhorn_two_iterations,
     }
 
 

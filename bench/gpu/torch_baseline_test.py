@@ -314,6 +314,20 @@ class TorchBaselineTest(unittest.TestCase):
         lb = self.baseline.lower_bound_bytes
         self.assertEqual(lb("sinkhorn_iteration", 4096, 1024, "bf16", (4096, 1024)), 2 * 4096 * 1024 * 2)
 
+    def test_sinkhorn_two_iterations_alternate_columns_and_rows_twice(self):
+        rng = np.random.default_rng(11)
+        x = self.tensor(rng.uniform(-2, 2, (6, 4)))
+        (w,) = self.graphs["sinkhorn_two_iterations"](x)
+        e = np.exp(x.array - x.array.max(axis=1, keepdims=True))
+        z = e / e.sum(axis=1, keepdims=True)
+        for _ in range(2):
+            z = z / z.sum(axis=0, keepdims=True)
+            z = z / z.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(w.array, z, rtol=1e-6)
+        np.testing.assert_allclose(w.array.sum(axis=1), np.ones(6), rtol=1e-6)
+        lb = self.baseline.lower_bound_bytes
+        self.assertEqual(lb("sinkhorn_two_iterations", 4096, 1024, "f32", (4096, 1024)), 2 * 4096 * 1024 * 4)
+
     def test_group_norm_normalizes_each_group_then_each_channel(self):
         rng = np.random.default_rng(9)
         groups = self.baseline.GROUP_NORM_GROUPS
@@ -343,12 +357,13 @@ class TorchBaselineTest(unittest.TestCase):
                                    "--reduction-dims",
                                    "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4,column_softmax_large=6x3,"
                                    "layer_norm_backward=4x6,rms_norm_backward=3x5,group_norm=2x64x3,batch_norm=2x3x4x5,"
-                                   "instance_norm=2x3x4x5,sinkhorn_step=5x4,sinkhorn_iteration=5x4,adamw_step=2"])
+                                   "instance_norm=2x3x4x5,sinkhorn_step=5x4,sinkhorn_iteration=5x4,sinkhorn_two_iterations=5x4,"
+                                   "adamw_step=2"])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
-        # Six graphs and eleven reductions, two dtypes each, and the AdamW step in f32.
-        self.assertEqual(len(doc["cases"]), 35)
+        # Six graphs and twelve reductions, two dtypes each, and the AdamW step in f32.
+        self.assertEqual(len(doc["cases"]), 37)
         reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c and c["graph"] != "adamw_step"}
         self.assertEqual(sorted(reductions), [("batch_norm", "bf16"), ("batch_norm", "f32"),
                                               ("bias_grad_column_sum", "bf16"), ("bias_grad_column_sum", "f32"),
@@ -360,7 +375,9 @@ class TorchBaselineTest(unittest.TestCase):
                                               ("middle_axis_sum", "bf16"), ("middle_axis_sum", "f32"),
                                               ("rms_norm_backward", "bf16"), ("rms_norm_backward", "f32"),
                                               ("sinkhorn_iteration", "bf16"), ("sinkhorn_iteration", "f32"),
-                                              ("sinkhorn_step", "bf16"), ("sinkhorn_step", "f32")])
+                                              ("sinkhorn_step", "bf16"), ("sinkhorn_step", "f32"),
+                                              ("sinkhorn_two_iterations", "bf16"),
+                                              ("sinkhorn_two_iterations", "f32")])
         # x and dy read, w read; dx, dgamma and dbeta written.
         self.assertEqual(reductions[("layer_norm_backward", "f32")]["lower_bound_bytes"], (3 * 24 + 3 * 6) * 4)
         column = reductions[("column_softmax", "f32")]

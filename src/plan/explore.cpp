@@ -3,6 +3,8 @@
 #include "plan/scratch.hpp"
 
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <unordered_map>
 
 namespace fstitch {
@@ -227,40 +229,65 @@ bool may_hold_column_totals(const Graph& g, const std::vector<ValueId>& members)
 }
 
 void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels) {
-  KernelSpec joined, before, after;
-  // A kernel split in two is looked at again: either part may still hold a barrier.
-  for (size_t k = 0; k < kernels.size();) {
+  KernelSpec joined, part;
+  const size_t count = kernels.size();
+  for (size_t k = 0; k < count; ++k) {
     if (kernels[k].empty() || !may_hold_column_totals(*in.graph, kernels[k]) ||
-        !analyze_kernel(in, kernels[k], &joined, nullptr) || joined.stages != RowStages::kRowsAfterTotals) {
-      ++k;
+        !analyze_kernel(in, kernels[k], &joined, nullptr) || joined.stages != RowStages::kRowsAfterTotals)
       continue;
-    }
-    // At the barrier before walk b: the walks before it, and the totals it waits for with
-    // what reads them (a row kernel that hands its element values on, and a kernel that sums
-    // and scales them). The split the model scores fastest, if it beats the one kernel.
-    double best_seconds = joined.est_seconds;
-    std::vector<ValueId> best_rows, best_totals;
-    for (int b = 1; b < joined.row_walks; ++b) {
-      std::vector<ValueId> rows, totals;
+    // Each barrier stays, or is cut with the totals it waits for on either side: in the
+    // kernel before (a row kernel that also sums its values down the columns, then one that
+    // scales them by the sums) or in the kernel after (a row kernel that hands its values on,
+    // then one that sums and scales them). A part is a run of walks [s, e) with its ends'
+    // choices; the fastest cover of the walks (dynamic programming over the cuts, walks
+    // being few) replaces the kernel where it beats it.
+    const int walks = joined.row_walks;
+    auto part_members = [&](int s, bool totals_from_before, int e, bool totals_to_after) {
+      std::vector<ValueId> members;
       for (size_t i = 0; i < joined.members.size(); ++i) {
-        const bool waited_for = joined.roles[i] == ValueRole::kColumnTotal && joined.walks[i] == b - 1;
-        (joined.walks[i] >= b || waited_for ? totals : rows).push_back(joined.members[i]);
+        const int w = joined.walks[i];
+        const bool total = joined.roles[i] == ValueRole::kColumnTotal;
+        const bool inside = (w >= s && w < e && !(total && w == e - 1 && totals_to_after)) ||
+                            (total && w == s - 1 && totals_from_before);
+        if (inside) members.push_back(joined.members[i]);
       }
-      if (rows.empty() || !analyze_kernel(in, rows, &before, nullptr) ||
-          !analyze_kernel(in, totals, &after, nullptr))
-        continue;
-      if (before.est_seconds + after.est_seconds < best_seconds) {
-        best_seconds = before.est_seconds + after.est_seconds;
-        best_rows = std::move(rows);
-        best_totals = std::move(totals);
+      return members;
+    };
+    // best[e][m]: the fastest cover of walks [0, e) cut at barrier e with the totals of walk
+    // e - 1 after it (m = 1) or before it (m = 0); e == walks: the end of the kernel.
+    const double infinity = std::numeric_limits<double>::infinity();
+    struct Cover {
+      double seconds = std::numeric_limits<double>::infinity();
+      int from = -1;
+      int from_mode = 0;
+    };
+    std::vector<std::array<Cover, 2>> best(static_cast<size_t>(walks) + 1);
+    best[0][0].seconds = 0;
+    for (int e = 1; e <= walks; ++e) {
+      for (int end_mode = 0; end_mode < (e < walks ? 2 : 1); ++end_mode) {
+        for (int s = 0; s < e; ++s) {
+          for (int start_mode = 0; start_mode < (s > 0 ? 2 : 1); ++start_mode) {
+            const double before = best[static_cast<size_t>(s)][static_cast<size_t>(start_mode)].seconds;
+            if (before == infinity) continue;
+            const std::vector<ValueId> members = part_members(s, start_mode == 1, e, end_mode == 1);
+            if (members.empty() || !analyze_kernel(in, members, &part, nullptr)) continue;
+            Cover& c = best[static_cast<size_t>(e)][static_cast<size_t>(end_mode)];
+            if (before + part.est_seconds < c.seconds) c = {before + part.est_seconds, s, start_mode};
+          }
+        }
       }
     }
-    if (best_rows.empty()) {
-      ++k;
-      continue;
+    const Cover& whole = best[static_cast<size_t>(walks)][0];
+    if (whole.from <= 0 || !(whole.seconds < joined.est_seconds)) continue;  // one part: the kernel
+    std::vector<std::vector<ValueId>> parts;
+    for (int e = walks, mode = 0; e > 0;) {
+      const Cover& c = best[static_cast<size_t>(e)][static_cast<size_t>(mode)];
+      parts.push_back(part_members(c.from, c.from_mode == 1, e, mode == 1));
+      mode = c.from_mode;
+      e = c.from;
     }
-    kernels[k] = std::move(best_rows);
-    kernels.push_back(std::move(best_totals));
+    kernels[k] = std::move(parts.back());
+    for (size_t p = parts.size() - 1; p-- > 0;) kernels.push_back(std::move(parts[p]));
   }
 }
 
@@ -299,6 +326,53 @@ void move_column_totals_to_their_reader(const PlanInputs& in, std::vector<std::v
     kernels[k] = std::move(rows);
     kernels[static_cast<size_t>(r)] = std::move(totals_and_reader);
   }
+}
+
+bool move_column_totals_to_their_writer(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels) {
+  bool moved = false;
+  const Graph& g = *in.graph;
+  std::vector<int> kernel_of(g.size(), -1);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    for (ValueId v : kernels[k]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(k);
+  }
+  KernelSpec with, writer, without, joined;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    if (kernels[k].empty() || !may_hold_column_totals(g, kernels[k]) ||
+        !analyze_kernel(in, kernels[k], &with, nullptr) || with.stages != RowStages::kRowsAfterTotals)
+      continue;
+    // The first walk's totals of a value one other kernel writes, read only here.
+    int w = -1;
+    bool one_writer = true;
+    std::vector<ValueId> totals;
+    for (ValueId t : with.column_totals) {
+      const ValueId operand = g.node(t).operands[0];
+      if (with.walk_of(t) != 0 || with.is_member(operand)) continue;
+      bool read_here = true;
+      for (ValueId u : in.users[static_cast<size_t>(t)]) read_here = read_here && with.is_member(u);
+      if (!read_here) continue;
+      const int kw = kernel_of[static_cast<size_t>(operand)];
+      one_writer = one_writer && kw >= 0 && (w < 0 || kw == w);
+      w = kw;
+      totals.push_back(t);
+    }
+    if (!one_writer || w < 0 || totals.empty()) continue;
+    std::vector<ValueId> rest, writer_and_totals = kernels[static_cast<size_t>(w)];
+    for (ValueId v : kernels[k]) {
+      if (std::find(totals.begin(), totals.end(), v) == totals.end()) rest.push_back(v);
+    }
+    writer_and_totals.insert(writer_and_totals.end(), totals.begin(), totals.end());
+    std::sort(writer_and_totals.begin(), writer_and_totals.end());
+    if (rest.empty() || !analyze_kernel(in, kernels[static_cast<size_t>(w)], &writer, nullptr) ||
+        !analyze_kernel(in, rest, &without, nullptr) ||
+        !analyze_kernel(in, writer_and_totals, &joined, nullptr))
+      continue;
+    if (without.est_seconds + joined.est_seconds >= with.est_seconds + writer.est_seconds) continue;
+    for (ValueId t : totals) kernel_of[static_cast<size_t>(t)] = w;
+    kernels[k] = std::move(rest);
+    kernels[static_cast<size_t>(w)] = std::move(writer_and_totals);
+    moved = true;
+  }
+  return moved;
 }
 
 std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const ExploreOptions& options) {
@@ -440,10 +514,25 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
   // is read once and a launch is saved.
   for (const std::vector<ValueId>* k : best.kernels) kernels.push_back(*k);
   if (in.policy != FusionPolicy::kNone) merge_kernels(in, best.kernel_of, kernels);
+  const size_t before_split = kernels.size();
   split_at_grid_barriers(in, kernels);
+  const bool moved = move_column_totals_to_their_writer(in, kernels);
   move_column_totals_to_their_reader(in, kernels);
   kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [](const auto& k) { return k.empty(); }),
                 kernels.end());
+  // The parts of a kernel split at its barriers, or left by a move, may join a neighbour
+  // better than the kernel they came from did (a row normalization's last division).
+  if (in.policy != FusionPolicy::kNone && (moved || kernels.size() != before_split)) {
+    std::vector<int> kernel_of(n, -1);
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      for (ValueId v : kernels[k]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(k);
+    }
+    merge_kernels(in, kernel_of, kernels);
+    kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [](const auto& k) { return k.empty(); }),
+                  kernels.end());
+    // A merge may have joined walks the model scores faster apart.
+    split_at_grid_barriers(in, kernels);
+  }
   return kernels;
 }
 

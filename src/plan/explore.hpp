@@ -25,12 +25,22 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
 bool may_hold_column_totals(const Graph& graph, const std::vector<ValueId>& members);
 
 // A kernel whose rows wait at grid barriers for its column totals (RowStages::
-// kRowsAfterTotals) is split in two at the barrier where the model scores the two parts
-// fastest, if faster than the one kernel: the walks before it (which then store the element
-// values the totals read) and the totals with what reads them; each part is looked at again.
+// kRowsAfterTotals) is split at the barriers where the model scores the parts fastest, if
+// faster than the one kernel: at each cut, the walks before it (which then store the element
+// values the totals read, or those and the totals) and what reads the totals (with the
+// totals, or reading them).
 // The search composes patterns that grow toward consumers, so it may form the joined kernel
 // without ever scoring that split. Appends the second kernels at the end.
 void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels);
+
+// A kernel whose first walk sums, down the columns, a value one other kernel writes (and
+// only this kernel reads the sums) waits at a grid barrier it need not have: the writer may
+// sum its own rows' values as they are stored. The totals move to the writer where the model
+// scores the two kernels faster so (Sinkhorn iterations, whose search joins each column sum
+// with what reads it). No cycle can form: the totals' readers are in the kernel that already
+// read the writer's value.
+// Returns whether any moved.
+bool move_column_totals_to_their_writer(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels);
 
 // A kernel whose column totals are all read by one other kernel (a row kernel that sums its
 // softmax down the columns, and an elementwise kernel that divides by the sums) gives them to

@@ -182,15 +182,28 @@ Graph batch_norm_training(const Dims& nchw, DType dtype) {
   return g;
 }
 
-Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form) {
-  Graph g;
-  const Dims dims = {rows, cols};
+namespace {
+
+// Input x [rows, cols] (16-bit inputs cast to f32) and y = its softmax over each row.
+struct RowSoftmax {
+  ValueId x;
+  ValueId y;
+};
+RowSoftmax row_softmax_of_input(Graph& g, const Dims& dims, DType dtype) {
   const ValueId input = build_input(g, "x", dtype, dims);
   const ValueId x = low_precision(dtype) ? build_cast(g, input, DType::kF32) : input;
   const ValueId max = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {1}, true), dims);
   const ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, max));
   const ValueId row_sum = build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims);
-  const ValueId y = build_binary(g, OpKind::kDiv, e, row_sum);
+  return {x, build_binary(g, OpKind::kDiv, e, row_sum)};
+}
+
+}  // namespace
+
+Graph sinkhorn_step(int64_t rows, int64_t cols, DType dtype, SinkhornForm form) {
+  Graph g;
+  const Dims dims = {rows, cols};
+  const auto [x, y] = row_softmax_of_input(g, dims, dtype);
   const ValueId column_sum = build_reduce(g, OpKind::kReduceSum, y, {0}, true);
   const ValueId scaled =
       form == SinkhornForm::kInputScaled || form == SinkhornForm::kInputRowsNormalizedAgain ? x : y;
@@ -218,12 +231,9 @@ Graph sinkhorn_iterations(int64_t rows, int64_t cols, DType dtype, int iteration
                           SinkhornDividend dividend) {
   Graph g;
   const Dims dims = {rows, cols};
-  const ValueId input = build_input(g, "x", dtype, dims);
-  const ValueId x = low_precision(dtype) ? build_cast(g, input, DType::kF32) : input;
-  const ValueId max = build_broadcast(g, build_reduce(g, OpKind::kReduceMax, x, {1}, true), dims);
-  const ValueId e = build_unary(g, OpKind::kExp, build_binary(g, OpKind::kSub, x, max));
-  ValueId z = build_binary(g, OpKind::kDiv, e,
-                           build_broadcast(g, build_reduce(g, OpKind::kReduceSum, e, {1}, true), dims));
+  const RowSoftmax softmax = row_softmax_of_input(g, dims, dtype);
+  const ValueId x = softmax.x;
+  ValueId z = softmax.y;
   // kInput: the sums of |z| plus one, so that no divisor of the signed x nears zero.
   const bool divides_input = dividend == SinkhornDividend::kInput;
   auto sums = [&](ValueId v, int64_t axis) {
@@ -341,6 +351,10 @@ const std::vector<ShapedGraph>& reduction_graphs() {
        [](const Dims& dims, DType dtype) {
          return sinkhorn_step(dims[0], dims[1], dtype, SinkhornForm::kRowsNormalizedAgain);
        }},
+      {"sinkhorn_two_iterations",
+       {4096, 1024},
+       {256, 1024},
+       [](const Dims& dims, DType dtype) { return sinkhorn_iterations(dims[0], dims[1], dtype, 2); }},
   };
   return graphs;
 }

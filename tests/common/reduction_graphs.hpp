@@ -109,7 +109,8 @@ inline constexpr int64_t kBenchmarkGroups = 32;
 // at [4096, 1024] and (column_softmax_large) at [16384, 768], layer_norm_backward and
 // rms_norm_backward at [8192, 1024], group_norm (32 groups) at [8, 512, 4096], batch_norm
 // (batch_norm_training) and instance_norm at [32, 64, 56, 56], sinkhorn_step and
-// sinkhorn_iteration (SinkhornForm::kRowsNormalizedAgain) at [4096, 1024]
+// sinkhorn_iteration (SinkhornForm::kRowsNormalizedAgain) and sinkhorn_two_iterations
+// (sinkhorn_iterations, 2) at [4096, 1024]
 // (dims are x's; their other inputs follow from them); in the --check mode at [256, 1024],
 // [8, 256, 64], [4, 16, 8, 8] or [2, 8, 28, 28].
 const std::vector<ShapedGraph>& reduction_graphs();

@@ -87,13 +87,13 @@ TEST(ColumnTotals, AColumnTotalFeedsOnlyTheRowsAfterItsGridBarrier) {
 }
 
 // A column-total kernel's grid is sized from the register estimate; where the model scores a
-// larger grid faster at an occupancy the estimate rules out (a Sinkhorn step of bf16 rows,
-// read again after its grid barrier), that grid is the ceiling a launch may grow to when the
+// larger grid faster at an occupancy the estimate rules out (a Sinkhorn step of [32768, 768]
+// bf16 rows, one kernel with a grid barrier), that grid is the ceiling a launch may grow to when the
 // compiled kernel fits more blocks: the workspace holds its partials and counters. Where
 // the model scores the planned grid best (the f32 LayerNorm backward, whose rows read ahead
 // keep enough bytes in flight), there is none.
 TEST(ColumnTotals, AFixedGridMayGrowToTheCeilingTheModelScoresBest) {
-  const Graph g = testing::sinkhorn_step(16384, 768, DType::kBF16);
+  const Graph g = testing::sinkhorn_step(32768, 768, DType::kBF16);
   const FusionPlan p = plan(g);
   ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
   const PlannedKernel& k = p.kernels[0];

@@ -6,6 +6,7 @@
 
 #include "codegen/emit.hpp"
 #include "ir/builder.hpp"
+#include "plan/arch.hpp"
 #include "plan/in_place.hpp"
 #include "plan/plan.hpp"
 #include "plan/plan_test_util.hpp"
@@ -109,7 +110,12 @@ TEST(InPlace, AValueStoredBeforeAGridBarrierLeavesTheInputsAlone) {
   const ValueId columns = build_reduce(g, OpKind::kReduceSum, x, {0}, true);
   build_output(g, "w", build_binary(g, OpKind::kMul, b, b));
   build_output(g, "z", build_binary(g, OpKind::kDiv, b, build_broadcast(g, columns, dims)));
-  const FusionPlan p = plan(g);
+  // On a device of 4 SMs with slow launches, where the model keeps the kernel whole.
+  FusionOptions o;
+  o.device = arch_params(90);
+  o.device->sm_count = 4;
+  o.device->launch_overhead_seconds = 10e-6;
+  const FusionPlan p = plan_fusion(g, o);
   ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
   ASSERT_EQ(p.kernels[0].spec.stages, RowStages::kRowsAfterTotals) << dump_plan(g, p);
   for (size_t output : {0u, 1u}) {
