@@ -206,7 +206,7 @@ std::string describe_in_place(const Graph& graph, const FusionPlan& plan, size_t
              ", and their blocks run at the same time";
     case InPlaceVerdict::kReadAfterBarrier:
       return kernel(check.writer_kernel) + " writes output " + quoted(out.name) +
-             " before its grid barrier and reads input " + in_name + " again after it";
+             " before a grid barrier and reads input " + in_name + " again after it";
     case InPlaceVerdict::kReadElsewhere:
       return kernel(check.reader_kernel) + " reads input " + in_name +
              " at other elements than the thread writes (through %" + std::to_string(check.via) + " = " +

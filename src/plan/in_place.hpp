@@ -28,7 +28,7 @@ enum class InPlaceVerdict : uint8_t {
   kReadByOpaque,       // an opaque operation (run by the caller) reads the input
   kReadElsewhere,      // the writer reads the input at other elements than it stores
   kReadAlongside,      // another kernel of the writer's packed launch reads the input meanwhile
-  kReadAfterBarrier,   // the writer stores the output before its grid barrier and reads its
+  kReadAfterBarrier,   // the writer stores the output before a grid barrier and reads its
                        // inputs again after it (RowStages::kRowsAfterTotals)
 };
 

@@ -121,7 +121,7 @@ TEST(InPlace, AValueStoredBeforeAGridBarrierLeavesTheInputsAlone) {
   for (size_t output : {0u, 1u}) {
     const InPlaceCheck c = check_in_place(g, p, output, 1);
     EXPECT_EQ(c.verdict, InPlaceVerdict::kReadAfterBarrier) << describe_in_place(g, p, output, 1, c);
-    EXPECT_NE(describe_in_place(g, p, output, 1, c).find("before its grid barrier"), std::string::npos);
+    EXPECT_NE(describe_in_place(g, p, output, 1, c).find("before a grid barrier"), std::string::npos);
   }
   EXPECT_TRUE(may_take(p, 2, 1)) << describe_in_place(g, p, 2, 1, check_in_place(g, p, 2, 1));
   EXPECT_EQ(verdict(g, p, 2, 0), InPlaceVerdict::kReadElsewhere);  // x is reduced
