@@ -36,6 +36,19 @@ constexpr size_t kPlanSearch = 512;
 
 }  // namespace
 
+namespace {
+
+// The kernel of each operation of a graph of n operations (-1: none).
+std::vector<int> kernel_of_members(size_t n, const std::vector<std::vector<ValueId>>& kernels) {
+  std::vector<int> kernel_of(n, -1);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    for (ValueId v : kernels[k]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(k);
+  }
+  return kernel_of;
+}
+
+}  // namespace
+
 void merge_kernels(const PlanInputs& in, std::vector<int>& kernel_of,
                    std::vector<std::vector<ValueId>>& kernels) {
   std::vector<KernelSpec> specs(kernels.size());
@@ -228,7 +241,8 @@ bool may_hold_column_totals(const Graph& g, const std::vector<ValueId>& members)
   return false;
 }
 
-void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels) {
+bool split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels) {
+  bool split = false;
   KernelSpec joined, part;
   const size_t count = kernels.size();
   for (size_t k = 0; k < count; ++k) {
@@ -288,14 +302,13 @@ void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueI
     }
     kernels[k] = std::move(parts.back());
     for (size_t p = parts.size() - 1; p-- > 0;) kernels.push_back(std::move(parts[p]));
+    split = true;
   }
+  return split;
 }
 
 void move_column_totals_to_their_reader(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels) {
-  std::vector<int> kernel_of(in.graph->size(), -1);
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    for (ValueId v : kernels[k]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(k);
-  }
+  std::vector<int> kernel_of = kernel_of_members(in.graph->size(), kernels);
   KernelSpec with, reader, without, joined;
   for (size_t k = 0; k < kernels.size(); ++k) {
     if (kernels[k].empty() || !may_hold_column_totals(*in.graph, kernels[k]) ||
@@ -331,10 +344,7 @@ void move_column_totals_to_their_reader(const PlanInputs& in, std::vector<std::v
 bool move_column_totals_to_their_writer(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels) {
   bool moved = false;
   const Graph& g = *in.graph;
-  std::vector<int> kernel_of(g.size(), -1);
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    for (ValueId v : kernels[k]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(k);
-  }
+  std::vector<int> kernel_of = kernel_of_members(g.size(), kernels);
   KernelSpec with, writer, without, joined;
   for (size_t k = 0; k < kernels.size(); ++k) {
     if (kernels[k].empty() || !may_hold_column_totals(g, kernels[k]) ||
@@ -514,19 +524,15 @@ std::vector<std::vector<ValueId>> explore_fusion(const PlanInputs& in, const Exp
   // is read once and a launch is saved.
   for (const std::vector<ValueId>* k : best.kernels) kernels.push_back(*k);
   if (in.policy != FusionPolicy::kNone) merge_kernels(in, best.kernel_of, kernels);
-  const size_t before_split = kernels.size();
-  split_at_grid_barriers(in, kernels);
+  const bool split = split_at_grid_barriers(in, kernels);
   const bool moved = move_column_totals_to_their_writer(in, kernels);
   move_column_totals_to_their_reader(in, kernels);
   kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [](const auto& k) { return k.empty(); }),
                 kernels.end());
   // The parts of a kernel split at its barriers, or left by a move, may join a neighbour
   // better than the kernel they came from did (a row normalization's last division).
-  if (in.policy != FusionPolicy::kNone && (moved || kernels.size() != before_split)) {
-    std::vector<int> kernel_of(n, -1);
-    for (size_t k = 0; k < kernels.size(); ++k) {
-      for (ValueId v : kernels[k]) kernel_of[static_cast<size_t>(v)] = static_cast<int>(k);
-    }
+  if (in.policy != FusionPolicy::kNone && (split || moved)) {
+    std::vector<int> kernel_of = kernel_of_members(n, kernels);
     merge_kernels(in, kernel_of, kernels);
     kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [](const auto& k) { return k.empty(); }),
                   kernels.end());

@@ -31,7 +31,8 @@ bool may_hold_column_totals(const Graph& graph, const std::vector<ValueId>& memb
 // totals, or reading them).
 // The search composes patterns that grow toward consumers, so it may form the joined kernel
 // without ever scoring that split. Appends the second kernels at the end.
-void split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels);
+// Returns whether any kernel was cut.
+bool split_at_grid_barriers(const PlanInputs& in, std::vector<std::vector<ValueId>>& kernels);
 
 // A kernel whose first walk sums, down the columns, a value one other kernel writes (and
 // only this kernel reads the sums) waits at a grid barrier it need not have: the writer may
