@@ -38,6 +38,18 @@ std::string num(int64_t v) {
   return std::to_string(v) + "LL";
 }
 
+// Bytes of one element of a type the emitter declares shared arrays of.
+size_t shared_type_bytes(const std::string& type) {
+  static const std::map<std::string, size_t> sizes = {
+      {"unsigned char", 1}, {"signed char", 1}, {"unsigned short", 2},
+      {"short", 2},         {"int", 4},         {"unsigned int", 4},
+      {"float", 4},         {"long long", 8},   {"unsigned long long", 8},
+      {"double", 8}};
+  const auto found = sizes.find(type);
+  if (found == sizes.end()) fail(StatusCode::kInternal, "codegen: a shared array of unknown type " + type);
+  return found->second;
+}
+
 struct ReduceCode {
   std::string acc_type;
   std::string identity;
@@ -92,7 +104,10 @@ class KernelEmitter {
 
   std::string emit() {
     signature();
-    if (s_.gelu == GeluEvaluation::kBf16Table) out_ << bf16_gelu_kernel_setup("  ");
+    if (s_.gelu == GeluEvaluation::kBf16Table) {
+      declare_shared("unsigned short", bf16_gelu_table_entries(), kBf16GeluShared);
+      out_ << bf16_gelu_table_copy("  ");
+    }
     if (s_.reduced_axes.empty()) {
       elementwise_body();
     } else if (s_.schedule == ScheduleKind::kColumnTile && s_.column.passes > 1) {
@@ -145,11 +160,33 @@ class KernelEmitter {
         load_ptr_[p.value] = name;
       }
     }
-    if (as_ == EmittedAs::kPart) out_ << ", const unsigned int fst_block, const unsigned int fst_grid";
+    if (as_ == EmittedAs::kPart) {
+      out_ << ", const unsigned int fst_block, const unsigned int fst_grid, unsigned char* const fst_shared";
+    }
     out_ << ") {\n";
     indent_ = 1;
+    if (as_ == EmittedAs::kPart) line("(void)fst_shared;");
   }
 
+  // A static shared array. A packed part carves its arrays from the launch's one shared buffer
+  // (fst_shared, 16-byte aligned), each at a 16-byte boundary from offset 0: a block runs one
+  // part, so the parts overlay each other and the launch takes the largest part's bytes, not
+  // their sum (shared_bytes() after emit()).
+  void declare_shared(const std::string& type, int64_t count, const std::string& name) {
+    if (as_ == EmittedAs::kKernel) {
+      line("FST_SHARED(" + type + ", " + name + ", " + std::to_string(count) + ");");
+      return;
+    }
+    line(type + "* const " + name + " = reinterpret_cast<" + type + "*>(fst_shared + " +
+         std::to_string(shared_offset_) + ");");
+    shared_offset_ += (static_cast<size_t>(count) * shared_type_bytes(type) + 15) / 16 * 16;
+  }
+
+ public:
+  // The bytes of the launch's shared buffer a part's arrays take (0 for a kernel of its own).
+  size_t shared_bytes() const { return shared_offset_; }
+
+ private:
   // ---- values -----------------------------------------------------------------------
 
   std::string fresh(ValueId v) { return "v" + std::to_string(v) + "_" + std::to_string(counter_++); }
@@ -820,6 +857,7 @@ class KernelEmitter {
   std::ostringstream out_;
   int indent_ = 0;
   int counter_ = 0;
+  size_t shared_offset_ = 0;  // a part's bytes of the launch's shared buffer (declare_shared)
   bool in_element_loop_ = false;
   std::set<ValueId> members_;
   std::set<ValueId> cached_;
@@ -887,21 +925,30 @@ std::string emit_kernel(const Graph& graph, const PlannedKernel& kernel) {
   std::string text;
   std::ostringstream call;
   call.imbue(std::locale::classic());
+  size_t shared = 0;
   for (size_t j = 0; j < kernel.parts.size(); ++j) {
     const KernelPart& part = kernel.parts[j];
     PlannedKernel alone;
     alone.name = kernel.name + "_part" + std::to_string(j);
     alone.spec = part.spec;
     for (size_t p : part.params) alone.params.push_back(kernel.params.at(p));
-    text += KernelEmitter(graph, alone, EmittedAs::kPart).emit();
+    KernelEmitter emitter(graph, alone, EmittedAs::kPart);
+    text += emitter.emit();
+    shared = std::max(shared, emitter.shared_bytes());
     const int64_t end = part.first_block + part.spec.grid_blocks;
     call << "  " << (j == 0 ? "if" : "} else if") << " (blockIdx.x < " << end << "u) {\n    " << alone.name
          << "(";
     for (size_t p : part.params) call << "p" << p << ", ";
     call << "blockIdx.x" << (part.first_block ? " - " + std::to_string(part.first_block) + "u" : "") << ", "
-         << part.spec.grid_blocks << "u);\n";
+         << part.spec.grid_blocks << "u, fst_shared);\n";
   }
   call << "  }\n";
+  // One shared buffer for all parts, as large as the largest part's arrays.
+  const std::string buffer = shared == 0
+                                 ? "  unsigned char* const fst_shared = nullptr;\n"
+                                 : "  FST_SHARED(uint4, fst_packed_shared, " + std::to_string(shared / 16) +
+                                       ");\n  unsigned char* const fst_shared = reinterpret_cast<unsigned "
+                                       "char*>(fst_packed_shared);\n";
   std::ostringstream out;
   out.imbue(std::locale::classic());
   out << text << "extern \"C\" __global__ void " << launch_bounds(kernel.spec, true) << " " << kernel.name
@@ -912,7 +959,7 @@ std::string emit_kernel(const Graph& graph, const PlannedKernel& kernel) {
     const char* qualifier = p.aliasing == ParamAliasing::kMayAlias ? "* " : "* __restrict__ ";
     out << (i ? ", " : "") << (p.written ? "" : "const ") << storage_type(t) << qualifier << "p" << i;
   }
-  out << ") {\n" << call.str() << "}\nFST_HOST_ENTRY(" << kernel.name << ")\n";
+  out << ") {\n" << buffer << call.str() << "}\nFST_HOST_ENTRY(" << kernel.name << ")\n";
   return out.str();
 }
 

@@ -74,10 +74,13 @@ std::string bf16_gelu_definitions() {
   return s;
 }
 
-std::string bf16_gelu_kernel_setup(const std::string& indent) {
+int bf16_gelu_table_entries() {
+  return static_cast<int>(padded_entries());
+}
+
+std::string bf16_gelu_table_copy(const std::string& indent) {
   const std::string vectors = std::to_string(padded_entries() / 8);
-  return indent + "FST_SHARED(unsigned short, " + kBf16GeluShared + ", " + std::to_string(padded_entries()) +
-         ");\n" + indent + "for (int k = threadIdx.x; k < " + vectors + "; k += blockDim.x)\n" + indent +
+  return indent + "for (int k = threadIdx.x; k < " + vectors + "; k += blockDim.x)\n" + indent +
          "  reinterpret_cast<uint4*>(" + kBf16GeluShared +
          ")[k] = reinterpret_cast<const uint4*>(fst_gelu_bf16_values)[k];\n" + indent + "__syncthreads();\n";
 }

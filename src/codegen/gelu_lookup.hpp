@@ -17,7 +17,9 @@ inline constexpr const char* kBf16GeluShared = "fst_gelu_lut";
 // that uses them can carry them and a module joining several defines them once.
 std::string bf16_gelu_definitions();
 
-// The statements that open a kernel using the table: its shared array, the copy, a barrier.
-std::string bf16_gelu_kernel_setup(const std::string& indent);
+// The entries of the shared array (unsigned short, kBf16GeluShared) a kernel using the table
+// declares, and the statements that fill it at the kernel's start: the copy and a barrier.
+int bf16_gelu_table_entries();
+std::string bf16_gelu_table_copy(const std::string& indent);
 
 }  // namespace fstitch

@@ -24,9 +24,11 @@ size_t param_capacity(const ArchParams& arch) {
   return static_cast<size_t>(std::max(0, arch.kernel_param_bytes)) / sizeof(void*);
 }
 
-// What a packed launch holds, summed over its parts, against the limits of one launch.
+// What a packed launch holds, summed over its parts (shared memory: the largest part's, as
+// the parts' arrays overlay one buffer), against the limits of one launch.
 struct LaunchTotals {
   int block_threads = 0;
+  int cluster_blocks = 0;  // the clusters of its split rows' groups; 0: no clusters
   size_t params = 0;
   size_t shared = 0;
   double code = 0;
@@ -35,6 +37,7 @@ struct LaunchTotals {
   LaunchTotals() = default;
   LaunchTotals(const Graph& g, const KernelSpec& part, size_t part_params)
       : block_threads(part.block_threads),
+        cluster_blocks(part.schedule == ScheduleKind::kSplitRow ? part.split.blocks : 0),
         params(part_params),
         shared(kernel_shared_bytes(g, part)),
         code(code_instructions(g, part)) {
@@ -43,7 +46,7 @@ struct LaunchTotals {
   LaunchTotals plus(const LaunchTotals& other) const {
     LaunchTotals sum = *this;
     sum.params += other.params;
-    sum.shared += other.shared;
+    sum.shared = std::max(shared, other.shared);  // the parts overlay one buffer: a block runs one
     sum.code += other.code;
     sum.bytes = bytes && other.bytes ? checked_add(*bytes, *other.bytes) : std::nullopt;
     return sum;
@@ -56,6 +59,15 @@ std::string why_not_together(const PlanInputs& in, const LaunchTotals& launch, c
   if (part.block_threads != launch.block_threads) {
     return "block sizes differ (" + std::to_string(part.block_threads) + " threads against " +
            std::to_string(launch.block_threads) + ")";
+  }
+  // A cluster launch is made of clusters alone: every part a split row whose groups are
+  // clusters of the same size, so that each part's range starts at a cluster's first block.
+  if (part.cluster_blocks != launch.cluster_blocks) {
+    auto kind = [](int blocks) {
+      return blocks > 0 ? "clusters of " + std::to_string(blocks) + " blocks" : std::string("no clusters");
+    };
+    return "launch kinds differ (" + kind(part.cluster_blocks) + " against " + kind(launch.cluster_blocks) +
+           ")";
   }
   const LaunchTotals sum = launch.plus(part);
   if (sum.params > param_capacity(in.arch)) {
@@ -91,11 +103,16 @@ class PartSchedules {
 
   const Graph& graph() const { return *in_.graph; }
 
-  // The kernel as a part of a launch of `block_threads` (0: any), or nothing with `why`.
-  const KernelSpec* part(int k, int block_threads, std::string* why) {
+  // The kernel as a part of a launch of `block_threads` (0: any), or nothing with `why`. Its
+  // own split rows in clusters only where the launch is one of clusters; elsewhere it is
+  // scheduled again without them.
+  const KernelSpec* part(int k, int block_threads, bool clusters, std::string* why) {
     const KernelSpec& own = specs_[static_cast<size_t>(k)];
     const std::string own_refusal = why_not_packable(own);
-    if (own_refusal.empty() && (block_threads == 0 || own.block_threads == block_threads)) return &own;
+    const bool own_clusters = own.schedule == ScheduleKind::kSplitRow;  // packable: in clusters
+    if (own_refusal.empty() && (block_threads == 0 || own.block_threads == block_threads) &&
+        (clusters || !own_clusters))
+      return &own;
     auto key = std::make_pair(k, block_threads);
     auto found = cache_.find(key);
     if (found == cache_.end()) {
@@ -107,6 +124,8 @@ class PartSchedules {
         e.ok = true;
       } else if (!own_refusal.empty()) {
         e.why = own_refusal;
+      } else if (own_clusters && (block_threads == 0 || own.block_threads == block_threads)) {
+        e.why = "its split rows need their clusters, and no schedule without them fits the launch";
       } else {
         e.why = "block sizes differ (" + std::to_string(own.block_threads) + " threads against " +
                 std::to_string(block_threads) + ")";
@@ -138,7 +157,7 @@ OpenPack pack_at_block_size(PartSchedules& schedules, const OpenPack& pack, cons
   if (pack.totals.block_threads == block_threads) return pack;
   OpenPack again;
   for (int k : pack.kernels) {
-    const KernelSpec* part = schedules.part(k, block_threads, why);
+    const KernelSpec* part = schedules.part(k, block_threads, pack.totals.cluster_blocks > 0, why);
     if (part == nullptr) return again;
     const LaunchTotals added(schedules.graph(), *part, params[static_cast<size_t>(k)]);
     again.totals = again.kernels.empty() ? added : again.totals.plus(added);
@@ -152,7 +171,10 @@ OpenPack pack_at_block_size(PartSchedules& schedules, const OpenPack& pack, cons
 }  // namespace
 
 std::string why_not_packable(const KernelSpec& s) {
-  if (s.schedule == ScheduleKind::kSplitRow) return "its split rows need their groups resident together";
+  // A split row in clusters shares a launch of clusters; a cooperative one needs its whole
+  // grid resident.
+  if (s.schedule == ScheduleKind::kSplitRow && s.split.residency != GroupResidency::kCluster)
+    return "its split rows need their groups resident together";
   if (s.schedule == ScheduleKind::kColumnTile && s.column.split > 1)
     return "its split column tiles keep partials and counters of their own";
   if (!s.column_totals.empty()) return "its column totals keep partials and counters of their own";
@@ -169,7 +191,7 @@ PackedLaunch make_packed_launch(const PlanInputs& in, std::vector<KernelSpec> pa
   for (const KernelSpec& s : parts) {
     registers =
         std::max(registers, s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s));
-    shared += kernel_shared_bytes(g, s);
+    shared = std::max(shared, kernel_shared_bytes(g, s));
   }
   const int threads = parts.front().block_threads;
   const int per_sm = std::max(1, occupancy(a, threads, registers, shared).blocks_per_sm);
@@ -214,6 +236,12 @@ PackedLaunch make_packed_launch(const PlanInputs& in, std::vector<KernelSpec> pa
   sum.pures = permuted(sum.pures);
   sum.levels = permuted(sum.levels);
   sum.work_units = sum.grid_blocks;
+  // Parts of split rows in clusters (why_not_together: then every part, of one cluster size):
+  // the launch is made of those clusters.
+  if (parts.front().schedule == ScheduleKind::kSplitRow) {
+    sum.split.blocks = parts.front().split.blocks;
+    sum.split.residency = GroupResidency::kCluster;
+  }
   sum.est_seconds = packed_seconds_at_occupancy(a, g, parts, per_sm);
   for (KernelSpec& s : parts) s.est_seconds = estimate_kernel_at_occupancy(a, g, s, per_sm).total_seconds;
   launch.parts = std::move(parts);
@@ -272,6 +300,7 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
       double best_gain = 0;
       OpenPack best_pack;
       std::string refusal;
+      double closest_loss = std::numeric_limits<double>::infinity();
       for (size_t p = 0; p < open.size(); ++p) {
         const OpenPack& pack = open[p];
         std::vector<int> block_sizes = {pack.totals.block_threads};
@@ -279,7 +308,9 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
         for (int block_threads : block_sizes) {
           std::string why;
           OpenPack joined = pack_at_block_size(schedules, pack, params, block_threads, &why);
-          const KernelSpec* part = why.empty() ? schedules.part(k, block_threads, &why) : nullptr;
+          const KernelSpec* part =
+              why.empty() ? schedules.part(k, block_threads, joined.totals.cluster_blocks > 0, &why)
+                          : nullptr;
           if (part != nullptr) {
             const LaunchTotals added(*in.graph, *part, own_params);
             why = why_not_together(in, joined.totals, added);
@@ -295,10 +326,13 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
           const double apart = pack.seconds + own.est_seconds;
           const double gain = apart - launch.summary.est_seconds;
           if (gain <= kEstimateResolution * apart) {
-            if (refusal.rfind("cost", 0) != 0)
+            // The cost refusal reported is the closest call: the pack it came nearest to joining.
+            if (refusal.rfind("cost", 0) != 0 || -gain < closest_loss) {
+              closest_loss = -gain;
               refusal = "cost model: one launch estimated no faster (" + micros(launch.summary.est_seconds) +
                         " packed against " + micros(pack.seconds) + " + " + micros(own.est_seconds) +
                         " apart)";
+            }
             continue;
           }
           if (best < 0 || gain > best_gain) {
@@ -316,7 +350,7 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
       // A pack of its own that later kernels may join, as the best schedule that can share a
       // launch (its own schedule while it stays alone).
       std::string why;
-      const KernelSpec* part = schedules.part(k, 0, &why);
+      const KernelSpec* part = schedules.part(k, 0, true, &why);
       if (refusal.empty()) refusal = why;
       if (!refusal.empty()) reasons.emplace_back(k, refusal);
       if (part == nullptr) {

@@ -696,7 +696,10 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
         k.parts.push_back(std::move(part));
       }
     }
-    k.launch = launch_kind_of(k.spec);
+    // A packed launch of split rows in clusters (packing.cpp) is a launch of those clusters.
+    k.launch = !k.packed()                                          ? launch_kind_of(k.spec)
+               : k.spec.split.residency == GroupResidency::kCluster ? LaunchKind::kCluster
+                                                                    : LaunchKind::kRegular;
     add_split_scratch(plan, k);
     plan.planned_bytes =
         add_traffic(add_traffic(plan.planned_bytes, k.spec.bytes_read), k.spec.bytes_written);
@@ -1031,8 +1034,11 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
       double apart = 0;
       for (const KernelPart& part : k.parts) apart += part.spec.est_seconds;
       out << "packed launch of " << k.parts.size() << " independent kernels, grid " << s.grid_blocks
-          << " x block " << s.block_threads << " (" << grid_policy_name(s.grid_policy) << "), ~"
-          << s.registers_estimate << " registers, " << s.planned_blocks_per_sm << " block(s)/SM\n"
+          << " x block " << s.block_threads << " (" << grid_policy_name(s.grid_policy) << ")"
+          << (k.launch == LaunchKind::kCluster
+                  ? " (clusters of " + std::to_string(s.split.blocks) + " block(s))"
+                  : std::string())
+          << ", ~" << s.registers_estimate << " registers, " << s.planned_blocks_per_sm << " block(s)/SM\n"
           << "  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
           << seconds_text(s.est_seconds) << " (its parts as " << k.parts.size()
           << " launches at this occupancy: " << seconds_text(apart) << ")\n";

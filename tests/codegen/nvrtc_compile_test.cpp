@@ -207,7 +207,7 @@ TEST(NvrtcCompile, EveryPolicyAndDtypeCompiles) {
 
 // Packed launches (independent normalizations, a multi-tensor optimizer step) compile for
 // sm_80 and sm_90 without spills, within the occupancy their fixed grid was sized for: the
-// launch's blocks hold the registers of its widest part and the shared memory of all parts.
+// launch's blocks hold the registers of its widest part and the shared memory of its largest.
 TEST(NvrtcCompile, PackedLaunchesCompileWithinTheirOccupancy) {
   std::vector<jit::CompileRequest> requests;
   std::vector<std::string> labels;
@@ -215,7 +215,11 @@ TEST(NvrtcCompile, PackedLaunchesCompileWithinTheirOccupancy) {
   for (DType t : {DType::kF32, DType::kBF16}) {
     const std::vector<std::pair<std::string, Graph>> graphs = {
         {"layer_norms", testing::independent_layer_norms({{16, 768}, {5, 1000}, {64, 768}, {2, 768}}, t)},
-        {"adamw", testing::adamw_step({768, 3072, 768 * 768, 17, 4096}, t)}};
+        {"adamw", testing::adamw_step({768, 3072, 768 * 768, 17, 4096}, t)},
+        // Parts whose shared arrays overlay one buffer (each row cache in shared memory).
+        {"lamb", testing::lamb_step({768, 3072, 768, 3072, 768, 768, 100}, t)},
+        // Split rows in clusters sharing one launch of clusters (sm_90).
+        {"lamb_clusters", testing::lamb_step({12288, 12288, 12288}, t)}};
     for (const auto& [name, g] : graphs) {
       for (int sm : {80, 90}) {
         const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);

@@ -77,6 +77,51 @@ Graph adamw_step(const std::vector<int64_t>& sizes, DType dtype) {
   return g;
 }
 
+Graph lamb_step(const std::vector<int64_t>& sizes, DType dtype) {
+  const double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-6, decay = 0.01;
+  const int step = 10;
+  const double correction1 = 1 - std::pow(beta1, step), correction2 = 1 - std::pow(beta2, step);
+  Graph g;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string n = std::to_string(i);
+    const Dims dims = {sizes[i]};
+    ValueId p = to_f32(g, build_input(g, "p" + n, dtype, dims), dtype);
+    ValueId grad = to_f32(g, build_input(g, "g" + n, dtype, dims), dtype);
+    ValueId m = build_input(g, "m" + n, DType::kF32, dims);
+    ValueId v = build_unary(g, OpKind::kAbs, build_input(g, "v" + n, DType::kF32, dims));
+    ValueId m_next = build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, m, scalar(g, beta1)),
+                                  build_binary(g, OpKind::kMul, grad, scalar(g, 1 - beta1)));
+    ValueId v_next = build_binary(
+        g, OpKind::kAdd, build_binary(g, OpKind::kMul, v, scalar(g, beta2)),
+        build_binary(g, OpKind::kMul, build_binary(g, OpKind::kMul, grad, grad), scalar(g, 1 - beta2)));
+    ValueId denominator = build_binary(
+        g, OpKind::kAdd,
+        build_unary(g, OpKind::kSqrt, build_binary(g, OpKind::kDiv, v_next, scalar(g, correction2))),
+        scalar(g, eps));
+    ValueId update =
+        build_binary(g, OpKind::kAdd,
+                     build_binary(g, OpKind::kDiv,
+                                  build_binary(g, OpKind::kDiv, m_next, scalar(g, correction1)), denominator),
+                     build_binary(g, OpKind::kMul, p, scalar(g, decay)));
+    auto norm = [&](ValueId x) {
+      return build_unary(g, OpKind::kSqrt,
+                         build_reduce(g, OpKind::kReduceSum, build_binary(g, OpKind::kMul, x, x), {0}, true));
+    };
+    ValueId p_norm = norm(p), u_norm = norm(update);
+    ValueId zero = scalar(g, 0.0);
+    ValueId both = build_binary(g, OpKind::kLogicalAnd, build_binary(g, OpKind::kGt, p_norm, zero),
+                                build_binary(g, OpKind::kGt, u_norm, zero));
+    ValueId ratio = build_select(g, both, build_binary(g, OpKind::kDiv, p_norm, u_norm), scalar(g, 1.0));
+    ValueId p_next = build_binary(
+        g, OpKind::kSub, p,
+        build_binary(g, OpKind::kMul, update, build_binary(g, OpKind::kMul, ratio, scalar(g, lr))));
+    build_output(g, "p" + n + "_next", to_storage(g, p_next, dtype));
+    build_output(g, "m" + n + "_next", m_next);
+    build_output(g, "v" + n + "_next", v_next);
+  }
+  return g;
+}
+
 std::vector<int64_t> transformer_parameter_sizes(int64_t tensors) {
   constexpr int64_t kCycle[] = {768 * 768, 768, 3072, 4 * 3072};
   std::vector<int64_t> sizes;

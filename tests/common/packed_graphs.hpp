@@ -21,6 +21,14 @@ Graph independent_layer_norms(const std::vector<std::pair<int64_t, int64_t>>& sh
 // update its input in place. p and g in `dtype`, the moments in f32.
 Graph adamw_step(const std::vector<int64_t>& sizes, DType dtype);
 
+// One LAMB step (lr 1e-3, betas 0.9 and 0.999, eps 1e-6, weight decay 0.01, step 10) over
+// parameter tensors of the given element counts: per tensor, the AdamW-like update u from the
+// new moments, then the trust ratio |p| / |u| (the norms over the whole tensor; 1 where either
+// is 0) scales the step: p' = p - lr * ratio * u. Inputs p_i, g_i, m_i, v_i (v read as |v_i|),
+// outputs p_i', m_i', v_i'; p and g in `dtype`, the moments in f32. Each tensor is one row
+// reduced whole, then used again elementwise.
+Graph lamb_step(const std::vector<int64_t>& sizes, DType dtype);
+
 // The element counts of `tensors` parameter tensors of a BERT-base-sized transformer layer,
 // cycling through 768x768, 768, 3072 and 4x3072: the multi-tensor optimizer's mix of sizes.
 std::vector<int64_t> transformer_parameter_sizes(int64_t tensors);

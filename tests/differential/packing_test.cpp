@@ -35,6 +35,13 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
       built.push_back({"layer norms 8x1024 32x16384 " + t,
                        std::make_shared<Graph>(independent_layer_norms({{8, 1024}, {32, 16384}}, dtype))});
     }
+    // Each tensor one row reduced whole, then scaled by its trust ratio: parts whose shared
+    // arrays (row caches, block reductions) overlay one buffer.
+    built.push_back({"lamb 7 tensors " + t,
+                     std::make_shared<Graph>(lamb_step({768, 3072, 768, 100, 4096, 768, 1}, dtype))});
+    // Tensors reduced by groups of blocks in clusters (sm_90): one launch of their clusters.
+    built.push_back({"lamb in clusters 12288 12288 768 12288 " + t,
+                     std::make_shared<Graph>(lamb_step({12288, 12288, 768, 12288}, dtype))});
     built.push_back({"adamw 12 tensors " + t,
                      std::make_shared<Graph>(
                          adamw_step({768, 3, 768 * 4, 1000, 4096, 17, 768, 50, 2048, 1, 333, 4097}, dtype))});
@@ -62,17 +69,21 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
     cases.push_back(c);
   }
   const std::vector<CaseResult> results = run_cases(cases, harness_options_from_env());
-  size_t packed = 0;
+  size_t packed = 0, packed_clusters = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     EXPECT_TRUE(results[i].ok) << cases[i].label << "\n" << results[i].report;
     FusionOptions options;
     options.device = cases[i].device;
     const FusionPlan p = plan_fusion(*cases[i].graph, options);
-    for (const PlannedKernel& k : p.kernels) packed += k.packed() ? 1 : 0;
+    for (const PlannedKernel& k : p.kernels) {
+      packed += k.packed() ? 1 : 0;
+      packed_clusters += k.packed() && k.launch == LaunchKind::kCluster ? 1 : 0;
+    }
     EXPECT_LT(p.kernels.size(), fused_kernels(p).size()) << cases[i].label << "\n"
                                                          << dump_plan(*cases[i].graph, p);
   }
   EXPECT_GE(packed, cases.size());
+  EXPECT_GE(packed_clusters, 3u) << "a launch of split rows in clusters per dtype";
 }
 
 }  // namespace

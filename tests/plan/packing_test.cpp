@@ -7,11 +7,13 @@
 #include <set>
 #include <string>
 
+#include "codegen/emit.hpp"
 #include "common/canonical_graphs.hpp"
 #include "common/packed_graphs.hpp"
 #include "common/random_graph.hpp"
 #include "common/reduction_graphs.hpp"
 #include "ir/builder.hpp"
+#include "plan/cost_model.hpp"
 #include "plan/in_place.hpp"
 #include "plan/packing.hpp"
 #include "plan/plan.hpp"
@@ -95,6 +97,61 @@ TEST(Packing, IndependentNormalizationsAreOneLaunch) {
     const std::string dump = dump_plan(g, p);
     EXPECT_TRUE(contains(dump, "packed launch of 5 independent kernels")) << dump;
     EXPECT_TRUE(contains(dump, "part 4, blocks ")) << dump;
+  }
+}
+
+// A block runs one part, so the parts of a launch overlay their shared arrays in one buffer:
+// a LAMB step over small tensors, each reduced whole with its row in shared memory, is one
+// launch although its parts' shared arrays add up to more than a block may declare.
+TEST(Packing, PartsOverlayTheirSharedMemory) {
+  const Graph g = lamb_step({768, 3072, 768, 3072, 768, 768, 3072, 768}, DType::kF32);
+  const FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  expect_well_formed(g, p);
+  expect_independent_parts(g, p);
+  size_t largest = 0, sum = 0;
+  for (const KernelPart& part : p.kernels[0].parts) {
+    largest = std::max(largest, kernel_shared_bytes(g, part.spec));
+    sum += kernel_shared_bytes(g, part.spec);
+  }
+  EXPECT_GT(sum, kStaticSharedLimit) << dump_plan(g, p);
+  EXPECT_LE(largest, kStaticSharedLimit);
+  // The emitted launch declares one buffer of the largest part's arrays.
+  const std::string text = emit_kernel(g, p.kernels[0]);
+  EXPECT_TRUE(contains(text, "FST_SHARED(uint4, fst_packed_shared, ")) << text;
+  EXPECT_FALSE(contains(text, "FST_SHARED(float")) << text;
+}
+
+// Tensors reduced by groups of blocks that meet in clusters share a launch of clusters: each
+// part's range starts at a cluster's first block, and a kernel without clusters stays apart
+// and says why. Without clusters (sm_80) the groups meet across the grid: no packing.
+TEST(Packing, SplitRowsInClustersShareALaunchOfClusters) {
+  const Graph g = lamb_step({12288, 12288, 768, 12288}, DType::kF32);
+  const FusionPlan p = plan(g);
+  expect_well_formed(g, p);
+  expect_independent_parts(g, p);
+  const PlannedKernel* clusters = nullptr;
+  for (const PlannedKernel& k : p.kernels) {
+    if (k.packed() && k.launch == LaunchKind::kCluster) clusters = &k;
+  }
+  ASSERT_NE(clusters, nullptr) << dump_plan(g, p);
+  EXPECT_EQ(clusters->parts.size(), 3u);
+  const int G = clusters->spec.split.blocks;
+  EXPECT_GT(G, 1);
+  for (const KernelPart& part : clusters->parts) {
+    EXPECT_EQ(part.spec.schedule, ScheduleKind::kSplitRow);
+    EXPECT_EQ(part.spec.split.blocks, G);
+    EXPECT_EQ(part.first_block % G, 0);
+    EXPECT_EQ(part.spec.grid_blocks % G, 0);
+  }
+  EXPECT_EQ(p.kernels.size(), 2u) << dump_plan(g, p);
+  const std::string dump = dump_plan(g, p);
+  EXPECT_TRUE(contains(dump, "(clusters of " + std::to_string(G) + " block(s)), ~")) << dump;
+  EXPECT_TRUE(contains(dump, "launch kinds differ (no clusters against clusters of ")) << dump;
+
+  const FusionPlan ampere = plan(g, FusionPolicy::kStitch, 80);
+  for (const PlannedKernel& k : ampere.kernels) {
+    for (const KernelPart& part : k.parts) EXPECT_NE(part.spec.schedule, ScheduleKind::kSplitRow);
   }
 }
 
