@@ -148,6 +148,9 @@ class KernelEmitter {
         const bool counters = p.scratch == ParamScratch::kSplitCounters;
         out_ << (i ? ", " : "") << (counters ? "unsigned int" : "unsigned char") << "* __restrict__ " << name;
         (counters ? split_counters_ : split_partials_) = name;
+        // A packed part's counters follow the previous parts' in the launch's shared slot.
+        if (counters && s_.schedule == ScheduleKind::kSplitRow && s_.split.counter_offset > 0)
+          split_counters_ = "(" + name + " + " + std::to_string(s_.split.counter_offset) + "u)";
         continue;
       }
       const DType t = g_.node(p.value).dtype;
@@ -955,6 +958,11 @@ std::string emit_kernel(const Graph& graph, const PlannedKernel& kernel) {
       << "(";
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const KernelParam& p = kernel.params[i];
+    if (p.is_scratch()) {  // a part's split-row partials or counters: raw workspace bytes
+      out << (i ? ", " : "") << (p.scratch == ParamScratch::kSplitCounters ? "unsigned int" : "unsigned char")
+          << "* __restrict__ p" << i;
+      continue;
+    }
     const DType t = graph.node(p.value).dtype;
     const char* qualifier = p.aliasing == ParamAliasing::kMayAlias ? "* " : "* __restrict__ ";
     out << (i ? ", " : "") << (p.written ? "" : "const ") << storage_type(t) << qualifier << "p" << i;

@@ -24,29 +24,51 @@ size_t param_capacity(const ArchParams& arch) {
   return static_cast<size_t>(std::max(0, arch.kernel_param_bytes)) / sizeof(void*);
 }
 
-// What a packed launch holds, summed over its parts (shared memory: the largest part's, as
-// the parts' arrays overlay one buffer), against the limits of one launch.
+bool splits_in_clusters(const KernelSpec& s) {
+  return s.schedule == ScheduleKind::kSplitRow && s.split.residency == GroupResidency::kCluster;
+}
+bool splits_across_grid(const KernelSpec& s) {
+  return s.schedule == ScheduleKind::kSplitRow && s.split.residency == GroupResidency::kCooperative;
+}
+
+// A part's shared memory declared statically (the rest is dynamic).
+size_t static_shared_bytes(const Graph& g, const KernelSpec& s) {
+  const size_t all = kernel_shared_bytes(g, s);
+  return all > s.dynamic_shared_bytes ? all - s.dynamic_shared_bytes : 0;
+}
+
+// What a packed launch holds, summed over its parts (shared memory: the largest part's static
+// and dynamic bytes, as the parts overlay one buffer of each), against the limits of one launch.
 struct LaunchTotals {
   int block_threads = 0;
-  int cluster_blocks = 0;  // the clusters of its split rows' groups; 0: no clusters
+  // The launch's kind: split rows whose groups are clusters of this many blocks (0: none), or
+  // split rows whose groups meet across a cooperative grid.
+  int cluster_blocks = 0;
+  bool cooperative = false;
   size_t params = 0;
-  size_t shared = 0;
+  size_t shared = 0;   // static
+  size_t dynamic = 0;  // dynamic
   double code = 0;
   std::optional<uint64_t> bytes = uint64_t{0};  // nothing past 2^64
 
   LaunchTotals() = default;
   LaunchTotals(const Graph& g, const KernelSpec& part, size_t part_params)
       : block_threads(part.block_threads),
-        cluster_blocks(part.schedule == ScheduleKind::kSplitRow ? part.split.blocks : 0),
-        params(part_params),
-        shared(kernel_shared_bytes(g, part)),
+        cluster_blocks(splits_in_clusters(part) ? part.split.blocks : 0),
+        cooperative(splits_across_grid(part)),
+        // A split row across the grid passes its partials and counters too.
+        params(part_params + (splits_across_grid(part) ? 2 : 0)),
+        shared(static_shared_bytes(g, part)),
+        dynamic(part.dynamic_shared_bytes),
         code(code_instructions(g, part)) {
     bytes = checked_add(part.bytes_read, part.bytes_written);
   }
+  bool split_rows() const { return cluster_blocks > 0 || cooperative; }
   LaunchTotals plus(const LaunchTotals& other) const {
     LaunchTotals sum = *this;
     sum.params += other.params;
     sum.shared = std::max(shared, other.shared);  // the parts overlay one buffer: a block runs one
+    sum.dynamic = std::max(dynamic, other.dynamic);
     sum.code += other.code;
     sum.bytes = bytes && other.bytes ? checked_add(*bytes, *other.bytes) : std::nullopt;
     return sum;
@@ -61,13 +83,15 @@ std::string why_not_together(const PlanInputs& in, const LaunchTotals& launch, c
            std::to_string(launch.block_threads) + ")";
   }
   // A cluster launch is made of clusters alone: every part a split row whose groups are
-  // clusters of the same size, so that each part's range starts at a cluster's first block.
-  if (part.cluster_blocks != launch.cluster_blocks) {
-    auto kind = [](int blocks) {
-      return blocks > 0 ? "clusters of " + std::to_string(blocks) + " blocks" : std::string("no clusters");
+  // clusters of the same size, so that each part's range starts at a cluster's first block. A
+  // cooperative launch is made of split rows whose groups meet across it.
+  if (part.cluster_blocks != launch.cluster_blocks || part.cooperative != launch.cooperative) {
+    auto kind = [](const LaunchTotals& t) {
+      if (t.cooperative) return std::string("groups across a cooperative grid");
+      return t.cluster_blocks > 0 ? "clusters of " + std::to_string(t.cluster_blocks) + " blocks"
+                                  : std::string("no clusters");
     };
-    return "launch kinds differ (" + kind(part.cluster_blocks) + " against " + kind(launch.cluster_blocks) +
-           ")";
+    return "launch kinds differ (" + kind(part) + " against " + kind(launch) + ")";
   }
   const LaunchTotals sum = launch.plus(part);
   if (sum.params > param_capacity(in.arch)) {
@@ -78,6 +102,10 @@ std::string why_not_together(const PlanInputs& in, const LaunchTotals& launch, c
   if (sum.shared > shared_limit) {
     return "resources: " + std::to_string(sum.shared) + " bytes of static shared memory per block, over " +
            std::to_string(shared_limit);
+  }
+  if (sum.shared + sum.dynamic > in.shared_budget) {
+    return "resources: " + std::to_string(sum.shared + sum.dynamic) +
+           " bytes of shared memory per block, over " + std::to_string(in.shared_budget);
   }
   if (sum.code > in.code_budget) {
     return "resources: about " + std::to_string(static_cast<long long>(sum.code)) +
@@ -104,14 +132,14 @@ class PartSchedules {
   const Graph& graph() const { return *in_.graph; }
 
   // The kernel as a part of a launch of `block_threads` (0: any), or nothing with `why`. Its
-  // own split rows in clusters only where the launch is one of clusters; elsewhere it is
-  // scheduled again without them.
-  const KernelSpec* part(int k, int block_threads, bool clusters, std::string* why) {
+  // own split rows only where the launch is one of split rows (`split_rows`: of their kind,
+  // why_not_together checks); elsewhere it is scheduled again without them.
+  const KernelSpec* part(int k, int block_threads, bool split_rows, std::string* why) {
     const KernelSpec& own = specs_[static_cast<size_t>(k)];
     const std::string own_refusal = why_not_packable(own);
-    const bool own_clusters = own.schedule == ScheduleKind::kSplitRow;  // packable: in clusters
+    const bool own_split = own.schedule == ScheduleKind::kSplitRow;
     if (own_refusal.empty() && (block_threads == 0 || own.block_threads == block_threads) &&
-        (clusters || !own_clusters))
+        (split_rows || !own_split))
       return &own;
     auto key = std::make_pair(k, block_threads);
     auto found = cache_.find(key);
@@ -124,8 +152,8 @@ class PartSchedules {
         e.ok = true;
       } else if (!own_refusal.empty()) {
         e.why = own_refusal;
-      } else if (own_clusters && (block_threads == 0 || own.block_threads == block_threads)) {
-        e.why = "its split rows need their clusters, and no schedule without them fits the launch";
+      } else if (own_split && (block_threads == 0 || own.block_threads == block_threads)) {
+        e.why = "its split rows need a launch of their kind, and no schedule without them fits this one";
       } else {
         e.why = "block sizes differ (" + std::to_string(own.block_threads) + " threads against " +
                 std::to_string(block_threads) + ")";
@@ -157,7 +185,7 @@ OpenPack pack_at_block_size(PartSchedules& schedules, const OpenPack& pack, cons
   if (pack.totals.block_threads == block_threads) return pack;
   OpenPack again;
   for (int k : pack.kernels) {
-    const KernelSpec* part = schedules.part(k, block_threads, pack.totals.cluster_blocks > 0, why);
+    const KernelSpec* part = schedules.part(k, block_threads, pack.totals.split_rows(), why);
     if (part == nullptr) return again;
     const LaunchTotals added(schedules.graph(), *part, params[static_cast<size_t>(k)]);
     again.totals = again.kernels.empty() ? added : again.totals.plus(added);
@@ -171,14 +199,10 @@ OpenPack pack_at_block_size(PartSchedules& schedules, const OpenPack& pack, cons
 }  // namespace
 
 std::string why_not_packable(const KernelSpec& s) {
-  // A split row in clusters shares a launch of clusters; a cooperative one needs its whole
-  // grid resident.
-  if (s.schedule == ScheduleKind::kSplitRow && s.split.residency != GroupResidency::kCluster)
-    return "its split rows need their groups resident together";
+  // Split rows share launches of their own kind (why_not_together).
   if (s.schedule == ScheduleKind::kColumnTile && s.column.split > 1)
     return "its split column tiles keep partials and counters of their own";
   if (!s.column_totals.empty()) return "its column totals keep partials and counters of their own";
-  if (s.dynamic_shared_bytes > 0) return "it uses dynamic shared memory";
   return "";
 }
 
@@ -187,25 +211,39 @@ PackedLaunch make_packed_launch(const PlanInputs& in, std::vector<KernelSpec> pa
   const ArchParams& a = in.arch;
   PackedLaunch launch;
   int registers = 0;
-  size_t shared = 0;
+  size_t shared = 0, dynamic = 0;
   for (const KernelSpec& s : parts) {
     registers =
         std::max(registers, s.registers_estimate > 0 ? s.registers_estimate : estimate_registers(g, s));
-    shared = std::max(shared, kernel_shared_bytes(g, s));
+    shared = std::max(shared, static_shared_bytes(g, s));
+    dynamic = std::max(dynamic, s.dynamic_shared_bytes);
   }
   const int threads = parts.front().block_threads;
-  const int per_sm = std::max(1, occupancy(a, threads, registers, shared).blocks_per_sm);
+  const int per_sm = std::max(1, occupancy(a, threads, registers, shared + dynamic).blocks_per_sm);
   KernelSpec& sum = launch.summary;
   sum.block_threads = threads;
   sum.registers_estimate = registers;
   sum.planned_blocks_per_sm = per_sm;
   sum.grid_policy = GridPolicy::kFixed;
   sum.grid_blocks = 0;
+  // Each part's dynamic shared memory starts at the launch's one dynamic buffer.
+  sum.dynamic_shared_bytes = dynamic;
   std::set<ValueId> loaded, inlined;  // each once, in part order
+  // Split rows across a cooperative grid: every part's groups resident at once, each part an
+  // equal share of one wave in whole groups, never more groups than its partials are placed
+  // for, and at least one (a launch past one wave is refused where packs are joined).
+  const bool cooperative = splits_across_grid(parts.front());
+  const int64_t share = static_cast<int64_t>(per_sm) * a.sm_count / static_cast<int64_t>(parts.size());
   for (KernelSpec& s : parts) {
     s.registers_estimate = registers;
     s.planned_blocks_per_sm = per_sm;
-    if (s.grid_policy == GridPolicy::kStrided) s.grid_blocks = grid_for_occupancy(s, per_sm, a.sm_count);
+    if (cooperative) {
+      const int64_t G = std::max(1, s.split.blocks);
+      const int64_t groups = std::max<int64_t>(1, std::min(s.grid_blocks / G, share / G));
+      s.grid_blocks = groups * G;
+    } else if (s.grid_policy == GridPolicy::kStrided) {
+      s.grid_blocks = grid_for_occupancy(s, per_sm, a.sm_count);
+    }
     sum.grid_blocks += s.grid_blocks;
     sum.members.insert(sum.members.end(), s.members.begin(), s.members.end());
     sum.roles.insert(sum.roles.end(), s.roles.begin(), s.roles.end());
@@ -238,7 +276,7 @@ PackedLaunch make_packed_launch(const PlanInputs& in, std::vector<KernelSpec> pa
   sum.work_units = sum.grid_blocks;
   // Parts of split rows in clusters (why_not_together: then every part, of one cluster size):
   // the launch is made of those clusters.
-  if (parts.front().schedule == ScheduleKind::kSplitRow) {
+  if (splits_in_clusters(parts.front())) {
     sum.split.blocks = parts.front().split.blocks;
     sum.split.residency = GroupResidency::kCluster;
   }
@@ -309,8 +347,7 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
           std::string why;
           OpenPack joined = pack_at_block_size(schedules, pack, params, block_threads, &why);
           const KernelSpec* part =
-              why.empty() ? schedules.part(k, block_threads, joined.totals.cluster_blocks > 0, &why)
-                          : nullptr;
+              why.empty() ? schedules.part(k, block_threads, joined.totals.split_rows(), &why) : nullptr;
           if (part != nullptr) {
             const LaunchTotals added(*in.graph, *part, own_params);
             why = why_not_together(in, joined.totals, added);
@@ -323,6 +360,17 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
             continue;
           }
           const PackedLaunch launch = make_packed_launch(in, joined.parts);
+          if (joined.totals.cooperative) {
+            const int64_t wave =
+                static_cast<int64_t>(launch.summary.planned_blocks_per_sm) * in.arch.sm_count;
+            if (launch.summary.grid_blocks > wave) {
+              if (refusal.empty())
+                refusal = "resources: the split rows' groups would not all be resident (" +
+                          std::to_string(launch.summary.grid_blocks) + " blocks against one wave of " +
+                          std::to_string(wave) + ")";
+              continue;
+            }
+          }
           const double apart = pack.seconds + own.est_seconds;
           const double gain = apart - launch.summary.est_seconds;
           if (gain <= kEstimateResolution * apart) {

@@ -117,6 +117,57 @@ LaunchKind launch_kind_of(const KernelSpec& s) {
   return s.split.residency == GroupResidency::kCluster ? LaunchKind::kCluster : LaunchKind::kCooperative;
 }
 
+// A packed launch takes its parts' kind (packing.cpp packs split rows only with split rows of
+// their kind): a launch of clusters, or a cooperative one whose groups meet across it.
+LaunchKind packed_launch_kind(const PlannedKernel& k) {
+  for (const KernelPart& part : k.parts) {
+    if (part.spec.schedule == ScheduleKind::kSplitRow) return launch_kind_of(part.spec);
+  }
+  return LaunchKind::kRegular;
+}
+
+// The scratch of a packed launch's split rows across the grid: each part's partials in a slot
+// of their own, and one slot of counters that all of them share, each part's counters after
+// the previous part's (RowSplit::counter_offset): the range zeroed before the launch is that
+// one parameter. Each part takes its partials and the counters as its last parameters.
+void add_part_split_scratch(FusionPlan& plan, PlannedKernel& k) {
+  std::vector<size_t> split_parts;
+  for (size_t j = 0; j < k.parts.size(); ++j) {
+    const KernelSpec& s = k.parts[j].spec;
+    if (s.schedule == ScheduleKind::kSplitRow && s.split.residency == GroupResidency::kCooperative)
+      split_parts.push_back(j);
+  }
+  if (split_parts.empty()) return;
+  auto slot = [&](uint64_t bytes) {
+    const size_t size =
+        (static_cast<size_t>(bytes) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    return append_workspace_slot(plan, size);
+  };
+  std::vector<size_t> partials;
+  uint64_t counter_bytes = 0;
+  for (size_t j : split_parts) {
+    RowSplit& split = k.parts[j].spec.split;
+    partials.push_back(k.params.size());
+    KernelParam p{ParamKind::kWorkspace, slot(split.partial_bytes), -1, true};
+    p.scratch = ParamScratch::kSplitPartials;
+    p.scratch_bytes = split.partial_bytes;
+    k.params.push_back(p);
+    split.counter_offset = counter_bytes / 4;
+    counter_bytes += split.counter_bytes;
+  }
+  KernelParam counters{ParamKind::kWorkspace, slot(counter_bytes), -1, true};
+  counters.scratch = ParamScratch::kSplitCounters;
+  counters.scratch_bytes = counter_bytes;
+  k.zeroed_workspace = {counters.index, static_cast<size_t>(counter_bytes)};
+  const size_t counters_param = k.params.size();
+  k.params.push_back(counters);
+  for (size_t i = 0; i < split_parts.size(); ++i) {
+    KernelPart& part = k.parts[split_parts[i]];
+    part.params.push_back(partials[i]);
+    part.params.push_back(counters_param);
+  }
+}
+
 // A topological order of nodes 0..n-1 under `successors`, the ready node with the smallest
 // key first (deterministic); shorter than n when the nodes form a cycle.
 std::vector<int> topological_order(const std::vector<std::vector<int>>& successors, std::vector<int> pending,
@@ -696,11 +747,13 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
         k.parts.push_back(std::move(part));
       }
     }
-    // A packed launch of split rows in clusters (packing.cpp) is a launch of those clusters.
-    k.launch = !k.packed()                                          ? launch_kind_of(k.spec)
-               : k.spec.split.residency == GroupResidency::kCluster ? LaunchKind::kCluster
-                                                                    : LaunchKind::kRegular;
-    add_split_scratch(plan, k);
+    if (k.packed()) {
+      k.launch = packed_launch_kind(k);
+      add_part_split_scratch(plan, k);
+    } else {
+      k.launch = launch_kind_of(k.spec);
+      add_split_scratch(plan, k);
+    }
     plan.planned_bytes =
         add_traffic(add_traffic(plan.planned_bytes, k.spec.bytes_read), k.spec.bytes_written);
     plan.est_seconds += k.spec.est_seconds;
@@ -1037,7 +1090,8 @@ std::string dump_plan(const Graph& graph, const FusionPlan& plan) {
           << " x block " << s.block_threads << " (" << grid_policy_name(s.grid_policy) << ")"
           << (k.launch == LaunchKind::kCluster
                   ? " (clusters of " + std::to_string(s.split.blocks) + " block(s))"
-                  : std::string())
+              : k.launch == LaunchKind::kCooperative ? std::string(" (cooperative launch)")
+                                                     : std::string())
           << ", ~" << s.registers_estimate << " registers, " << s.planned_blocks_per_sm << " block(s)/SM\n"
           << "  estimated: read " << s.bytes_read << " B, write " << s.bytes_written << " B, "
           << seconds_text(s.est_seconds) << " (its parts as " << k.parts.size()

@@ -33,6 +33,9 @@ struct RowSplit {
   GroupResidency residency = GroupResidency::kCooperative;
   uint64_t partial_bytes = 0;             // [reduction][group][2 (row parity)][G] accumulators
   uint64_t counter_bytes = 0;             // one 32-bit arrival counter per group
+  // A packed launch's part: its first counter among the launch's counters, which all its
+  // parts share (one range zeroed before the launch); 0 for a kernel of its own.
+  uint64_t counter_offset = 0;
   std::vector<uint64_t> partial_offsets;  // per reduction member (member order): its region
 };
 

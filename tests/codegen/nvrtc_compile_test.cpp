@@ -218,8 +218,11 @@ TEST(NvrtcCompile, PackedLaunchesCompileWithinTheirOccupancy) {
         {"adamw", testing::adamw_step({768, 3072, 768 * 768, 17, 4096}, t)},
         // Parts whose shared arrays overlay one buffer (each row cache in shared memory).
         {"lamb", testing::lamb_step({768, 3072, 768, 3072, 768, 768, 100}, t)},
-        // Split rows in clusters sharing one launch of clusters (sm_90).
-        {"lamb_clusters", testing::lamb_step({12288, 12288, 12288}, t)}};
+        // Split rows in clusters sharing one launch of clusters (sm_90), or a cooperative one
+        // (sm_80).
+        {"lamb_clusters", testing::lamb_step({12288, 12288, 12288}, t)},
+        // Split rows across a cooperative grid, each slice in dynamic shared memory (sm_90).
+        {"lamb_cooperative", testing::lamb_step({589824, 589824}, t)}};
     for (const auto& [name, g] : graphs) {
       for (int sm : {80, 90}) {
         const FusionPlan p = plan(g, FusionPolicy::kStitch, sm);
@@ -272,8 +275,8 @@ TEST(NvrtcCompile, PackedLaunchesCompileWithinTheirOccupancy) {
       EXPECT_EQ(f.spill_store_bytes, 0) << f.name << "\n" << modules[i]->log;
       EXPECT_EQ(f.spill_load_bytes, 0) << f.name;
       EXPECT_EQ(f.stack_frame_bytes, 0) << f.name;
-      const Occupancy real =
-          occupancy(arch, specs[i].block_threads, f.registers, static_cast<size_t>(f.shared_bytes));
+      const Occupancy real = occupancy(arch, specs[i].block_threads, f.registers,
+                                       static_cast<size_t>(f.shared_bytes) + specs[i].dynamic_shared_bytes);
       EXPECT_GE(real.blocks_per_sm, specs[i].planned_blocks_per_sm) << f.registers << " registers";
     }
     EXPECT_TRUE(entry) << modules[i]->log;

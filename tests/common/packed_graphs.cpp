@@ -42,82 +42,82 @@ Graph independent_layer_norms(const std::vector<std::pair<int64_t, int64_t>>& sh
   return g;
 }
 
-Graph adamw_step(const std::vector<int64_t>& sizes, DType dtype) {
-  const double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, decay = 0.01;
+namespace {
+
+// One tensor's Adam moments and its decoupled-weight-decay update (betas 0.9 and 0.999, step
+// 10, weight decay 0.01) from inputs p<n>, g<n>, m<n> and v<n> (p and g in `dtype`, the moments
+// in f32); the caller scales the update and writes the outputs.
+struct AdamTensor {
+  ValueId p, m_next, v_next, update;
+};
+AdamTensor adam_update(Graph& g, const std::string& n, int64_t size, DType dtype, double eps) {
+  const double beta1 = 0.9, beta2 = 0.999, decay = 0.01;
   const int step = 10;
   const double correction1 = 1 - std::pow(beta1, step), correction2 = 1 - std::pow(beta2, step);
+  const Dims dims = {size};
+  AdamTensor t;
+  t.p = to_f32(g, build_input(g, "p" + n, dtype, dims), dtype);
+  ValueId grad = to_f32(g, build_input(g, "g" + n, dtype, dims), dtype);
+  ValueId m = build_input(g, "m" + n, DType::kF32, dims);
+  // The second moment is never negative: its magnitude, whatever values a test fills in.
+  ValueId v = build_unary(g, OpKind::kAbs, build_input(g, "v" + n, DType::kF32, dims));
+  t.m_next = build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, m, scalar(g, beta1)),
+                          build_binary(g, OpKind::kMul, grad, scalar(g, 1 - beta1)));
+  t.v_next = build_binary(
+      g, OpKind::kAdd, build_binary(g, OpKind::kMul, v, scalar(g, beta2)),
+      build_binary(g, OpKind::kMul, build_binary(g, OpKind::kMul, grad, grad), scalar(g, 1 - beta2)));
+  ValueId denominator = build_binary(
+      g, OpKind::kAdd,
+      build_unary(g, OpKind::kSqrt, build_binary(g, OpKind::kDiv, t.v_next, scalar(g, correction2))),
+      scalar(g, eps));
+  t.update =
+      build_binary(g, OpKind::kAdd,
+                   build_binary(g, OpKind::kDiv,
+                                build_binary(g, OpKind::kDiv, t.m_next, scalar(g, correction1)), denominator),
+                   build_binary(g, OpKind::kMul, t.p, scalar(g, decay)));
+  return t;
+}
+
+void add_optimizer_outputs(Graph& g, const std::string& n, const AdamTensor& t, ValueId p_next, DType dtype) {
+  build_output(g, "p" + n + "_next", to_storage(g, p_next, dtype));
+  build_output(g, "m" + n + "_next", t.m_next);
+  build_output(g, "v" + n + "_next", t.v_next);
+}
+
+}  // namespace
+
+Graph adamw_step(const std::vector<int64_t>& sizes, DType dtype) {
+  const double lr = 1e-3;
   Graph g;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const std::string n = std::to_string(i);
-    const Dims dims = {sizes[i]};
-    ValueId p = to_f32(g, build_input(g, "p" + n, dtype, dims), dtype);
-    ValueId grad = to_f32(g, build_input(g, "g" + n, dtype, dims), dtype);
-    ValueId m = build_input(g, "m" + n, DType::kF32, dims);
-    // The second moment is never negative: its magnitude, whatever values a test fills in.
-    ValueId v = build_unary(g, OpKind::kAbs, build_input(g, "v" + n, DType::kF32, dims));
-    ValueId m_next = build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, m, scalar(g, beta1)),
-                                  build_binary(g, OpKind::kMul, grad, scalar(g, 1 - beta1)));
-    ValueId v_next = build_binary(
-        g, OpKind::kAdd, build_binary(g, OpKind::kMul, v, scalar(g, beta2)),
-        build_binary(g, OpKind::kMul, build_binary(g, OpKind::kMul, grad, grad), scalar(g, 1 - beta2)));
-    ValueId denominator = build_binary(
-        g, OpKind::kAdd,
-        build_unary(g, OpKind::kSqrt, build_binary(g, OpKind::kDiv, v_next, scalar(g, correction2))),
-        scalar(g, eps));
-    ValueId update =
-        build_binary(g, OpKind::kAdd,
-                     build_binary(g, OpKind::kDiv,
-                                  build_binary(g, OpKind::kDiv, m_next, scalar(g, correction1)), denominator),
-                     build_binary(g, OpKind::kMul, p, scalar(g, decay)));
-    ValueId p_next = build_binary(g, OpKind::kSub, p, build_binary(g, OpKind::kMul, update, scalar(g, lr)));
-    build_output(g, "p" + n + "_next", to_storage(g, p_next, dtype));
-    build_output(g, "m" + n + "_next", m_next);
-    build_output(g, "v" + n + "_next", v_next);
+    const AdamTensor t = adam_update(g, n, sizes[i], dtype, 1e-8);
+    ValueId p_next =
+        build_binary(g, OpKind::kSub, t.p, build_binary(g, OpKind::kMul, t.update, scalar(g, lr)));
+    add_optimizer_outputs(g, n, t, p_next, dtype);
   }
   return g;
 }
 
 Graph lamb_step(const std::vector<int64_t>& sizes, DType dtype) {
-  const double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-6, decay = 0.01;
-  const int step = 10;
-  const double correction1 = 1 - std::pow(beta1, step), correction2 = 1 - std::pow(beta2, step);
+  const double lr = 1e-3;
   Graph g;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const std::string n = std::to_string(i);
-    const Dims dims = {sizes[i]};
-    ValueId p = to_f32(g, build_input(g, "p" + n, dtype, dims), dtype);
-    ValueId grad = to_f32(g, build_input(g, "g" + n, dtype, dims), dtype);
-    ValueId m = build_input(g, "m" + n, DType::kF32, dims);
-    ValueId v = build_unary(g, OpKind::kAbs, build_input(g, "v" + n, DType::kF32, dims));
-    ValueId m_next = build_binary(g, OpKind::kAdd, build_binary(g, OpKind::kMul, m, scalar(g, beta1)),
-                                  build_binary(g, OpKind::kMul, grad, scalar(g, 1 - beta1)));
-    ValueId v_next = build_binary(
-        g, OpKind::kAdd, build_binary(g, OpKind::kMul, v, scalar(g, beta2)),
-        build_binary(g, OpKind::kMul, build_binary(g, OpKind::kMul, grad, grad), scalar(g, 1 - beta2)));
-    ValueId denominator = build_binary(
-        g, OpKind::kAdd,
-        build_unary(g, OpKind::kSqrt, build_binary(g, OpKind::kDiv, v_next, scalar(g, correction2))),
-        scalar(g, eps));
-    ValueId update =
-        build_binary(g, OpKind::kAdd,
-                     build_binary(g, OpKind::kDiv,
-                                  build_binary(g, OpKind::kDiv, m_next, scalar(g, correction1)), denominator),
-                     build_binary(g, OpKind::kMul, p, scalar(g, decay)));
+    const AdamTensor t = adam_update(g, n, sizes[i], dtype, 1e-6);
     auto norm = [&](ValueId x) {
       return build_unary(g, OpKind::kSqrt,
                          build_reduce(g, OpKind::kReduceSum, build_binary(g, OpKind::kMul, x, x), {0}, true));
     };
-    ValueId p_norm = norm(p), u_norm = norm(update);
+    ValueId p_norm = norm(t.p), u_norm = norm(t.update);
     ValueId zero = scalar(g, 0.0);
     ValueId both = build_binary(g, OpKind::kLogicalAnd, build_binary(g, OpKind::kGt, p_norm, zero),
                                 build_binary(g, OpKind::kGt, u_norm, zero));
     ValueId ratio = build_select(g, both, build_binary(g, OpKind::kDiv, p_norm, u_norm), scalar(g, 1.0));
     ValueId p_next = build_binary(
-        g, OpKind::kSub, p,
-        build_binary(g, OpKind::kMul, update, build_binary(g, OpKind::kMul, ratio, scalar(g, lr))));
-    build_output(g, "p" + n + "_next", to_storage(g, p_next, dtype));
-    build_output(g, "m" + n + "_next", m_next);
-    build_output(g, "v" + n + "_next", v_next);
+        g, OpKind::kSub, t.p,
+        build_binary(g, OpKind::kMul, t.update, build_binary(g, OpKind::kMul, ratio, scalar(g, lr))));
+    add_optimizer_outputs(g, n, t, p_next, dtype);
   }
   return g;
 }

@@ -46,6 +46,12 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
                      std::make_shared<Graph>(
                          adamw_step({768, 3, 768 * 4, 1000, 4096, 17, 768, 50, 2048, 1, 333, 4097}, dtype))});
   }
+  // On an A100 (no clusters) the same tensors' groups meet across a cooperative grid: one
+  // cooperative launch, each part with partials and counters of its own.
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    built.push_back({std::string("lamb across the grid on sm_80 12288 12288 768 12288 ") + dtype_name(dtype),
+                     std::make_shared<Graph>(lamb_step({12288, 12288, 768, 12288}, dtype))});
+  }
   // 300 scalings, 600 pointers: one launch where 32 KiB of parameters are taken.
   Graph scalings;
   for (int i = 0; i < 300; ++i) {
@@ -61,6 +67,7 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
     c.reproduce = "--gtest_filter=Differential.PackedLaunchesMatchTheReference";
     c.graph = b.graph;
     c.data_seed = cases.size() + 1;
+    if (b.label.find("on sm_80") != std::string::npos) c.device = *arch_params(80);
     if (b.label.rfind("300 scalings", 0) == 0) {
       DeviceFacts facts;
       facts.kernel_param_bytes = kLargeKernelParamBytes;
@@ -69,21 +76,24 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
     cases.push_back(c);
   }
   const std::vector<CaseResult> results = run_cases(cases, harness_options_from_env());
-  size_t packed = 0, packed_clusters = 0;
+  size_t packed = 0, packed_clusters = 0, packed_cooperative = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     EXPECT_TRUE(results[i].ok) << cases[i].label << "\n" << results[i].report;
     FusionOptions options;
     options.device = cases[i].device;
+    if (options.device) options.device->sm = options.target_sm;  // as the harness plans it
     const FusionPlan p = plan_fusion(*cases[i].graph, options);
     for (const PlannedKernel& k : p.kernels) {
       packed += k.packed() ? 1 : 0;
       packed_clusters += k.packed() && k.launch == LaunchKind::kCluster ? 1 : 0;
+      packed_cooperative += k.packed() && k.launch == LaunchKind::kCooperative ? 1 : 0;
     }
     EXPECT_LT(p.kernels.size(), fused_kernels(p).size()) << cases[i].label << "\n"
                                                          << dump_plan(*cases[i].graph, p);
   }
   EXPECT_GE(packed, cases.size());
   EXPECT_GE(packed_clusters, 3u) << "a launch of split rows in clusters per dtype";
+  EXPECT_GE(packed_cooperative, 2u) << "a cooperative launch of split rows per dtype";
 }
 
 }  // namespace

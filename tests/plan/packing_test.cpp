@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -43,6 +44,7 @@ void expect_well_formed(const Graph& g, const FusionPlan& p) {
         ASSERT_LT(i, k.params.size());
         used.insert(i);
         const KernelParam& param = k.params[i];
+        if (param.is_scratch()) continue;  // a split row's partials or counters
         const std::vector<ValueId>& values = param.written ? part.spec.stored : part.spec.loaded;
         EXPECT_NE(std::find(values.begin(), values.end(), param.stored_value()), values.end())
             << dump_plan(g, p);
@@ -124,7 +126,7 @@ TEST(Packing, PartsOverlayTheirSharedMemory) {
 
 // Tensors reduced by groups of blocks that meet in clusters share a launch of clusters: each
 // part's range starts at a cluster's first block, and a kernel without clusters stays apart
-// and says why. Without clusters (sm_80) the groups meet across the grid: no packing.
+// and says why.
 TEST(Packing, SplitRowsInClustersShareALaunchOfClusters) {
   const Graph g = lamb_step({12288, 12288, 768, 12288}, DType::kF32);
   const FusionPlan p = plan(g);
@@ -148,11 +150,59 @@ TEST(Packing, SplitRowsInClustersShareALaunchOfClusters) {
   const std::string dump = dump_plan(g, p);
   EXPECT_TRUE(contains(dump, "(clusters of " + std::to_string(G) + " block(s)), ~")) << dump;
   EXPECT_TRUE(contains(dump, "launch kinds differ (no clusters against clusters of ")) << dump;
+}
 
-  const FusionPlan ampere = plan(g, FusionPolicy::kStitch, 80);
-  for (const PlannedKernel& k : ampere.kernels) {
-    for (const KernelPart& part : k.parts) EXPECT_NE(part.spec.schedule, ScheduleKind::kSplitRow);
+// Without clusters (sm_80) the same tensors' groups meet across the grid: their split rows
+// share a cooperative launch that fits one wave, each part with partials of its own and its
+// counters after the previous part's in one parameter, the range zeroed before the launch.
+TEST(Packing, SplitRowsAcrossTheGridShareACooperativeLaunch) {
+  const Graph g = lamb_step({12288, 12288, 768, 12288}, DType::kF32);
+  const FusionPlan p = plan(g, FusionPolicy::kStitch, 80);
+  expect_well_formed(g, p);
+  expect_independent_parts(g, p);
+  const PlannedKernel* launch = nullptr;
+  for (const PlannedKernel& k : p.kernels) {
+    if (k.packed() && k.launch == LaunchKind::kCooperative) launch = &k;
   }
+  ASSERT_NE(launch, nullptr) << dump_plan(g, p);
+  EXPECT_EQ(launch->parts.size(), 3u) << dump_plan(g, p);
+  EXPECT_LE(launch->spec.grid_blocks, int64_t{launch->spec.planned_blocks_per_sm} * p.arch.sm_count);
+  std::set<size_t> counters, partials;
+  uint64_t next_counter = 0;
+  for (const KernelPart& part : launch->parts) {
+    EXPECT_EQ(part.spec.schedule, ScheduleKind::kSplitRow);
+    EXPECT_EQ(part.spec.split.residency, GroupResidency::kCooperative);
+    EXPECT_EQ(part.spec.grid_blocks % part.spec.split.blocks, 0);
+    // Never more groups than its partials and counters are placed for.
+    EXPECT_LE(part.spec.grid_blocks / part.spec.split.blocks, part.spec.split.groups);
+    EXPECT_EQ(part.spec.split.counter_offset, next_counter);
+    next_counter += part.spec.split.counter_bytes / 4;
+    for (size_t i : part.params) {
+      const KernelParam& param = launch->params[i];
+      if (param.scratch == ParamScratch::kSplitCounters) counters.insert(i);
+      if (param.scratch == ParamScratch::kSplitPartials) partials.insert(i);
+    }
+  }
+  ASSERT_EQ(counters.size(), 1u);
+  EXPECT_EQ(partials.size(), 3u);
+  const KernelParam& shared_counters = launch->params[*counters.begin()];
+  EXPECT_EQ(shared_counters.scratch_bytes, next_counter * 4);
+  EXPECT_EQ(launch->zeroed_workspace.offset, shared_counters.index);
+  EXPECT_EQ(launch->zeroed_workspace.bytes, shared_counters.scratch_bytes);
+  // The emitted parts count at their own counters.
+  const std::string text = emit_kernel(g, *launch);
+  EXPECT_TRUE(contains(text, "fst_group_barrier((p")) << text;
+  EXPECT_TRUE(contains(dump_plan(g, p), "(fixed) (cooperative launch), ~")) << dump_plan(g, p);
+
+  // On an H100, tensors split over half a wave each go two to a launch; a third would not fit.
+  const Graph large = lamb_step({589824, 589824, 589824}, DType::kF32);
+  const FusionPlan h100 = plan(large);
+  expect_well_formed(large, h100);
+  ASSERT_EQ(h100.kernels.size(), 2u) << dump_plan(large, h100);
+  EXPECT_EQ(h100.kernels[0].parts.size(), 2u) << dump_plan(large, h100);
+  EXPECT_EQ(h100.kernels[0].launch, LaunchKind::kCooperative);
+  EXPECT_TRUE(contains(dump_plan(large, h100), "the split rows' groups would not all be resident ("))
+      << dump_plan(large, h100);
 }
 
 // A multi-tensor AdamW step over tensors of mixed sizes: every tensor's update is one
