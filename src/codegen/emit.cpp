@@ -50,6 +50,17 @@ size_t shared_type_bytes(const std::string& type) {
   return found->second;
 }
 
+// A kernel parameter's declaration: a split's scratch as raw workspace bytes (counters as
+// unsigned ints), a value as its storage type, const when only read, restrict unless it may
+// share memory with another (an in-place update).
+std::string param_declaration(const Graph& g, const KernelParam& p, const std::string& name) {
+  if (p.is_scratch())
+    return std::string(p.scratch == ParamScratch::kSplitCounters ? "unsigned int" : "unsigned char") +
+           "* __restrict__ " + name;
+  const char* qualifier = p.aliasing == ParamAliasing::kMayAlias ? "* " : "* __restrict__ ";
+  return std::string(p.written ? "" : "const ") + storage_type(g.node(p.value).dtype) + qualifier + name;
+}
+
 struct ReduceCode {
   std::string acc_type;
   std::string identity;
@@ -144,19 +155,15 @@ class KernelEmitter {
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const KernelParam& p = k_.params[i];
       const std::string name = "p" + std::to_string(i);
+      out_ << (i ? ", " : "") << param_declaration(g_, p, name);
       if (p.is_scratch()) {  // raw workspace bytes, no graph value
         const bool counters = p.scratch == ParamScratch::kSplitCounters;
-        out_ << (i ? ", " : "") << (counters ? "unsigned int" : "unsigned char") << "* __restrict__ " << name;
         (counters ? split_counters_ : split_partials_) = name;
         // A packed part's counters follow the previous parts' in the launch's shared slot.
         if (counters && s_.schedule == ScheduleKind::kSplitRow && s_.split.counter_offset > 0)
           split_counters_ = "(" + name + " + " + std::to_string(s_.split.counter_offset) + "u)";
         continue;
       }
-      const DType t = g_.node(p.value).dtype;
-      // A parameter that may share memory with another (an in-place update) is not restrict.
-      const char* qualifier = p.aliasing == ParamAliasing::kMayAlias ? "* " : "* __restrict__ ";
-      out_ << (i ? ", " : "") << (p.written ? "" : "const ") << storage_type(t) << qualifier << name;
       if (p.written) {
         store_ptrs_[p.stored_value()].push_back(name);
       } else {
@@ -956,17 +963,8 @@ std::string emit_kernel(const Graph& graph, const PlannedKernel& kernel) {
   out.imbue(std::locale::classic());
   out << text << "extern \"C\" __global__ void " << launch_bounds(kernel.spec, true) << " " << kernel.name
       << "(";
-  for (size_t i = 0; i < kernel.params.size(); ++i) {
-    const KernelParam& p = kernel.params[i];
-    if (p.is_scratch()) {  // a part's split-row partials or counters: raw workspace bytes
-      out << (i ? ", " : "") << (p.scratch == ParamScratch::kSplitCounters ? "unsigned int" : "unsigned char")
-          << "* __restrict__ p" << i;
-      continue;
-    }
-    const DType t = graph.node(p.value).dtype;
-    const char* qualifier = p.aliasing == ParamAliasing::kMayAlias ? "* " : "* __restrict__ ";
-    out << (i ? ", " : "") << (p.written ? "" : "const ") << storage_type(t) << qualifier << "p" << i;
-  }
+  for (size_t i = 0; i < kernel.params.size(); ++i)
+    out << (i ? ", " : "") << param_declaration(graph, kernel.params[i], "p" + std::to_string(i));
   out << ") {\n" << buffer << call.str() << "}\nFST_HOST_ENTRY(" << kernel.name << ")\n";
   return out.str();
 }

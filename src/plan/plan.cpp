@@ -67,6 +67,13 @@ size_t append_workspace_slot(FusionPlan& plan, size_t size) {
   return offset;
 }
 
+// A workspace slot of `bytes` rounded up to the workspace alignment; returns its offset.
+size_t append_aligned_workspace_slot(FusionPlan& plan, uint64_t bytes) {
+  const size_t size =
+      (static_cast<size_t>(bytes) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  return append_workspace_slot(plan, size);
+}
+
 // The scratch of a split column reduction, or of a row split across a cooperative group: its
 // partials and its counters get workspace slots of their own (never shared, so no other
 // value's bytes can leave a counter nonzero), passed as the kernel's last two parameters; the
@@ -78,11 +85,7 @@ void add_split_scratch(FusionPlan& plan, PlannedKernel& k) {
       k.spec.schedule == ScheduleKind::kSplitRow && k.spec.split.residency == GroupResidency::kCooperative;
   const bool column_totals = !k.spec.column_totals.empty();
   if (!split_columns && !split_rows && !column_totals) return;
-  auto slot = [&](uint64_t bytes) {
-    const size_t size =
-        (static_cast<size_t>(bytes) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-    return append_workspace_slot(plan, size);
-  };
+  auto slot = [&](uint64_t bytes) { return append_aligned_workspace_slot(plan, bytes); };
   const auto partial_bytes = static_cast<size_t>(column_totals ? k.spec.column_total_partial_bytes
                                                  : split_rows  ? k.spec.split.partial_bytes
                                                                : k.spec.column.partial_bytes);
@@ -138,11 +141,7 @@ void add_part_split_scratch(FusionPlan& plan, PlannedKernel& k) {
       split_parts.push_back(j);
   }
   if (split_parts.empty()) return;
-  auto slot = [&](uint64_t bytes) {
-    const size_t size =
-        (static_cast<size_t>(bytes) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-    return append_workspace_slot(plan, size);
-  };
+  auto slot = [&](uint64_t bytes) { return append_aligned_workspace_slot(plan, bytes); };
   std::vector<size_t> partials;
   uint64_t counter_bytes = 0;
   for (size_t j : split_parts) {

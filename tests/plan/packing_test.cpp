@@ -77,6 +77,14 @@ void expect_independent_parts(const Graph& g, const FusionPlan& p) {
   }
 }
 
+// The plan's packed launch of `kind`, or null.
+const PlannedKernel* packed_launch_of_kind(const FusionPlan& p, LaunchKind kind) {
+  for (const PlannedKernel& k : p.kernels) {
+    if (k.packed() && k.launch == kind) return &k;
+  }
+  return nullptr;
+}
+
 // The estimate of each normalization planned as a graph of its own.
 double apart_seconds(const std::vector<std::pair<int64_t, int64_t>>& shapes, DType dtype) {
   double seconds = 0;
@@ -132,10 +140,7 @@ TEST(Packing, SplitRowsInClustersShareALaunchOfClusters) {
   const FusionPlan p = plan(g);
   expect_well_formed(g, p);
   expect_independent_parts(g, p);
-  const PlannedKernel* clusters = nullptr;
-  for (const PlannedKernel& k : p.kernels) {
-    if (k.packed() && k.launch == LaunchKind::kCluster) clusters = &k;
-  }
+  const PlannedKernel* clusters = packed_launch_of_kind(p, LaunchKind::kCluster);
   ASSERT_NE(clusters, nullptr) << dump_plan(g, p);
   EXPECT_EQ(clusters->parts.size(), 3u);
   const int G = clusters->spec.split.blocks;
@@ -160,10 +165,7 @@ TEST(Packing, SplitRowsAcrossTheGridShareACooperativeLaunch) {
   const FusionPlan p = plan(g, FusionPolicy::kStitch, 80);
   expect_well_formed(g, p);
   expect_independent_parts(g, p);
-  const PlannedKernel* launch = nullptr;
-  for (const PlannedKernel& k : p.kernels) {
-    if (k.packed() && k.launch == LaunchKind::kCooperative) launch = &k;
-  }
+  const PlannedKernel* launch = packed_launch_of_kind(p, LaunchKind::kCooperative);
   ASSERT_NE(launch, nullptr) << dump_plan(g, p);
   EXPECT_EQ(launch->parts.size(), 3u) << dump_plan(g, p);
   EXPECT_LE(launch->spec.grid_blocks, int64_t{launch->spec.planned_blocks_per_sm} * p.arch.sm_count);
