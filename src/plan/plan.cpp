@@ -483,8 +483,6 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
   for (size_t k = 0; k < specs.size(); ++k) {
     for (ValueId v : specs[k].members) producer[static_cast<size_t>(v)] = static_cast<int>(k);
   }
-  const std::vector<std::vector<int>> opaque_producers =
-      kernels_feeding_opaque_ops(graph, plan.opaque_ops, producer, storage.root);
   // A constant an opaque operation reads is in the workspace once its copy kernel has run:
   // a kernel loading it from there comes after that copy.
   std::vector<int> constant_copy(graph.size(), -1);
@@ -494,6 +492,14 @@ FusionPlan plan_fusion(const Graph& graph, const FusionOptions& options) {
       if (graph.node(v).op == OpKind::kConstant) constant_copy[static_cast<size_t>(v)] = static_cast<int>(k);
     }
   }
+  // An opaque operation waits for the kernels that put its operands in memory: the producers
+  // of computed operands and the copy kernels of constant ones.
+  std::vector<int> in_memory_by(producer);
+  for (size_t i = 0; i < graph.size(); ++i) {
+    if (constant_copy[i] >= 0) in_memory_by[i] = constant_copy[i];
+  }
+  const std::vector<std::vector<int>> opaque_producers =
+      kernels_feeding_opaque_ops(graph, plan.opaque_ops, in_memory_by, storage.root);
   std::vector<std::vector<int>> successors(specs.size());
   std::vector<int> pending(specs.size(), 0);
   for (size_t k = 0; k < specs.size(); ++k) {

@@ -200,6 +200,27 @@ output "c" = %2
   }
 }
 
+// An opaque operation reading a constant, its result named by two outputs: the copy to the
+// second output waits for the operation, which waits for the kernel materializing the
+// constant, so the two copy kernels never share a launch nor run in the wrong order.
+TEST(OpaqueOrder, TheCopyOfAnOpaqueResultWaitsForTheCopyOfItsConstantOperand) {
+  const Graph g = parse_graph(R"(fstitch.graph 1
+%0 = input "x" : f32[2,3]
+%1 = constant 1e-05 : f32
+%2 = opaque "matmul" (%0, %1) : f32[2,2]
+output "s" = %2
+output "m" = %2
+)");
+  for (FusionPolicy policy : kPolicies) {
+    SCOPED_TRACE(fusion_policy_name(policy));
+    const FusionPlan p = plan(g, policy);
+    expect_executable(g, p);
+    ASSERT_EQ(p.kernels.size(), 2u);
+    ASSERT_EQ(p.steps.size(), 3u);
+    EXPECT_EQ(p.steps[1].kind, StepKind::kOpaque);
+  }
+}
+
 // Opaque operations that read only graph inputs run before any kernel; one that reads another
 // opaque result runs after it; the steps name each opaque operand's buffer.
 TEST(OpaqueOrder, StepsPlaceEachOpaqueOperationAsSoonAsItsOperandsExist) {
