@@ -299,6 +299,7 @@ TEST(GpuBenchCases, ShapedCasesNameTheirShape) {
   EXPECT_TRUE(is_known_graph("rms_norm"));
   EXPECT_TRUE(is_known_graph("group_norm"));
   EXPECT_TRUE(is_known_graph("adamw_step"));
+  EXPECT_TRUE(is_known_graph("lamb_step"));
   EXPECT_FALSE(is_known_graph("no_such_graph"));
   // An optimizer's dims are its tensor count.
   EXPECT_EQ(case_label(shaped_case("adamw_step", {100}, DType::kF32)), "adamw_step 100 f32");
@@ -323,7 +324,7 @@ TEST(GpuBenchCases, ShapedGraphsBuildAtTheirShapesInTheirDtypes) {
     }
   }
   for (const testing::ShapedGraph& graph : shaped_graphs()) {
-    if (graph.name == "adamw_step") {
+    if (graph.name == "adamw_step" || graph.name == "lamb_step") {
       EXPECT_EQ(graph.build({100}, DType::kF32).inputs().size(), 400u);  // p, g, m and v of each tensor
     }
   }

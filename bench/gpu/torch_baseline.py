@@ -2,9 +2,10 @@
 """Framework baselines for the GPU benchmark: the six canonical graphs of
 tests/common/canonical_graphs.cpp and the reductions (sums, column softmax, norm backwards,
 GroupNorm) of tests/common/reduction_graphs.cpp written in PyTorch (eager and
-torch.compile) and, when it imports, JAX (jax.jit), and the multi-tensor AdamW step of
-tests/common/packed_graphs.cpp as torch.optim.AdamW runs it (foreach, fused, compiled), at
-the shapes and dtypes fstitch_bench_gpu uses, timed the same way:
+torch.compile) and, when it imports, JAX (jax.jit), and the multi-tensor optimizer steps of
+tests/common/packed_graphs.cpp: AdamW as torch.optim.AdamW runs it (foreach, fused,
+compiled) and LAMB, which torch does not ship, written with torch's multi-tensor (_foreach)
+operations (eager and compiled), at the shapes and dtypes fstitch_bench_gpu uses, timed the same way:
 warm-up runs, then timed runs each preceded by an L2 flush (a write over a buffer several
 times the L2 size), median of CUDA events. The device-to-device copy bandwidth is measured
 the same way. Results go to a JSON file, rewritten after every case, so a run cut short
@@ -75,13 +76,16 @@ REDUCTION_OUTPUT_ELEMENTS = {
     "sinkhorn_iteration": lambda dims: element_count(dims),
     "sinkhorn_two_iterations": lambda dims: element_count(dims),
 }
-# The multi-tensor optimizer step of tests/common/packed_graphs.cpp: AdamW (the constants of
-# adamw_step) over `dims[0]` parameter tensors of transformer_parameter_sizes, f32 only (torch
-# keeps the moments in the parameters' dtype, fstitch's graph in f32; in f32 both move the
-# same bytes). Timed as torch.optim.AdamW runs it: foreach (eager mode's default on CUDA),
-# fused=True (one kernel per launch over many tensors) and torch.compile of the foreach step.
-OPTIMIZERS = {"adamw_step": (100,)}
+# The multi-tensor optimizer steps of tests/common/packed_graphs.cpp over `dims[0]` parameter
+# tensors of transformer_parameter_sizes, f32 only (torch keeps the moments in the
+# parameters' dtype, fstitch's graphs in f32; in f32 both move the same bytes). AdamW (the
+# constants of adamw_step) is timed as torch.optim.AdamW runs it: foreach (eager mode's
+# default on CUDA), fused=True (one kernel per launch over many tensors) and torch.compile of
+# the foreach step. LAMB (the constants of lamb_step) has no torch.optim class: eager mode is
+# lamb_foreach_step below, compile mode torch.compile of it.
+OPTIMIZERS = {"adamw_step": (100,), "lamb_step": (100,)}
 ADAMW = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}
+LAMB = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-6, "weight_decay": 0.01, "step": 10}
 OPTIMIZER_MODES = ["eager", "fused", "compile"]
 SHAPED = {**{name: dims for name, (dims, _) in REDUCTIONS.items()}, **OPTIMIZERS}
 ALL_GRAPHS = GRAPHS + list(REDUCTIONS) + list(OPTIMIZERS)
@@ -646,10 +650,36 @@ def run_case(torch, baseline, timer, graphs, jax_parts, graph, rows, cols, dtype
     del inputs, reference
 
 
+def lamb_foreach_step(torch, params, grads, exp_avgs, exp_avg_sqs):
+    """One LAMB step in place, as packed_graphs.cpp's lamb_step computes it: the Adam moments
+    and the decoupled-weight-decay update u (bias corrections of step LAMB["step"]), then
+    p -= lr * ratio * u with ratio = |p| / |u| per tensor (1 where either norm is 0). Written
+    with torch's multi-tensor operations, a few launches per operation over all tensors."""
+    beta1, beta2 = LAMB["betas"]
+    correction1 = 1 - beta1 ** LAMB["step"]
+    correction2 = 1 - beta2 ** LAMB["step"]
+    torch._foreach_mul_(exp_avgs, beta1)
+    torch._foreach_add_(exp_avgs, grads, alpha=1 - beta1)
+    torch._foreach_mul_(exp_avg_sqs, beta2)
+    torch._foreach_addcmul_(exp_avg_sqs, grads, grads, value=1 - beta2)
+    denominators = torch._foreach_div(exp_avg_sqs, correction2)
+    torch._foreach_sqrt_(denominators)
+    torch._foreach_add_(denominators, LAMB["eps"])
+    updates = torch._foreach_div(exp_avgs, correction1)
+    torch._foreach_div_(updates, denominators)
+    torch._foreach_add_(updates, params, alpha=LAMB["weight_decay"])
+    p_norms = torch.stack(torch._foreach_norm(params))
+    u_norms = torch.stack(torch._foreach_norm(updates))
+    ratios = torch.where((p_norms > 0) & (u_norms > 0), p_norms / u_norms, torch.ones_like(p_norms))
+    torch._foreach_mul_(updates, list(torch.unbind(ratios * -LAMB["lr"])))
+    torch._foreach_add_(params, updates)
+
+
 def run_optimizer_case(torch, baseline, timer, graph, dims, seed):
-    """A multi-tensor AdamW step, f32, in each of OPTIMIZER_MODES the run asked for ("fused"
-    whenever eager mode runs): every mode starts from the same parameters and gradients, and
-    its parameters after one step are compared with eager mode's."""
+    """A multi-tensor optimizer step, f32, in each of OPTIMIZER_MODES the run asked for
+    (AdamW's "fused" whenever eager mode runs; LAMB has no fused form): every mode starts from
+    the same parameters, gradients and moments, and its parameters after one step are compared
+    with eager mode's."""
     args = baseline.args
     sizes = transformer_parameter_sizes(dims[0])
     case = {
@@ -665,30 +695,37 @@ def run_optimizer_case(torch, baseline, timer, graph, dims, seed):
     results = case["results"]
     generator = torch.Generator(device="cpu")
     generator.manual_seed(seed)
-    initial = [
-        [torch.rand((n,), generator=generator, dtype=torch.float32) * 4.0 - 2.0 for _ in range(2)] for n in sizes
-    ]
+    # p and g in [-2, 2); LAMB's moments m in [-2, 2) and v in [0, 1) (AdamW's start at zero).
+    initial = [[torch.rand((n,), generator=generator, dtype=torch.float32) * 4.0 - 2.0 for _ in range(3)] +
+               [torch.rand((n,), generator=generator, dtype=torch.float32)] for n in sizes]
+
+    def on_device(t):
+        return t.to(device=args.device).clone()
 
     def optimizer(**implementation):
+        """The step function of a fresh optimizer state, and its parameters."""
+        if graph == "lamb_step":
+            params, grads, exp_avgs, exp_avg_sqs = ([on_device(tensors[i]) for tensors in initial] for i in range(4))
+            return lambda: lamb_foreach_step(torch, params, grads, exp_avgs, exp_avg_sqs), params
         params = []
-        for p, g in initial:
-            param = torch.nn.Parameter(p.to(device=args.device).clone())
-            param.grad = g.to(device=args.device).clone()
+        for p, g, _, _ in initial:
+            param = torch.nn.Parameter(on_device(p))
+            param.grad = on_device(g)
             params.append(param)
-        return torch.optim.AdamW(params, **ADAMW, **implementation), params
+        return torch.optim.AdamW(params, **ADAMW, **implementation).step, params
 
     after_eager = None
-    modes = [m for m in OPTIMIZER_MODES if m in args.modes or (m == "fused" and "eager" in args.modes)]
+    fused_mode = graph == "adamw_step" and "eager" in args.modes
+    modes = [m for m in OPTIMIZER_MODES if m in args.modes or (m == "fused" and fused_mode)]
     for mode in modes:
         if baseline.out_of_time():
             results[mode] = {"error": "skipped: time budget of %gs spent" % args.time_budget}
             continue
         try:
-            opt, params = optimizer(fused=True) if mode == "fused" else optimizer(foreach=True)
-            step = opt.step
+            step, params = optimizer(fused=True) if mode == "fused" else optimizer(foreach=True)
             start = time.perf_counter()
             if mode == "compile":
-                step = torch.compile(opt.step)
+                step = torch.compile(step)
             step()
             timer.synchronize()
             first_s = time.perf_counter() - start
@@ -701,7 +738,7 @@ def run_optimizer_case(torch, baseline, timer, graph, dims, seed):
             elif after_eager is not None:
                 timing["rel_diff_vs_eager"] = relative_difference(torch, after_first, after_eager)
             results[mode] = timing
-            del opt, params, after_first
+            del step, params, after_first
         except Exception as error:  # one failing mode must not end the run
             results[mode] = {"error": short_error(error)}
         baseline.save()
@@ -724,7 +761,7 @@ def parse_args(argv):
                         help="comma-separated graph names (default: the six canonical graphs and the reduction graphs)")
     parser.add_argument("--shapes", default=None, help="comma-separated ROWSxCOLS (default by mode)")
     parser.add_argument("--reduction-dims", default=None,
-                        help="NAME=AxB[xC],... input shapes of the reductions, adamw_step=N its tensor count "
+                        help="NAME=AxB[xC],... input shapes of the reductions, adamw_step=N and lamb_step=N their tensor counts "
                         "(default: their benchmark shapes)")
     parser.add_argument("--time-budget", type=float, default=0, help="seconds; later modes are skipped after it")
     args = parser.parse_args(argv)
@@ -751,7 +788,7 @@ def parse_args(argv):
                 raise ValueError
         except ValueError:
             parser.error("--reduction-dims takes NAME=AxB[xC] with a reduction's name and its rank, "
-                         "or adamw_step=N (its tensor count)")
+                         "or an optimizer step's NAME=N (its tensor count)")
         args.reduction_dims[name] = dims
     if args.shapes:
         try:

@@ -41,6 +41,7 @@ float32 = FakeDtype("float32", np.float32)
 float64 = FakeDtype("float64", np.float64)
 bfloat16 = FakeDtype("bfloat16", np.float32)  # stored as float32 values rounded to bf16
 uint8 = FakeDtype("uint8", np.uint8)
+boolean = FakeDtype("bool", np.bool_)
 
 
 class Tensor:
@@ -72,6 +73,12 @@ class Tensor:
     __radd__ = __add__
     __rmul__ = __mul__
 
+    def __gt__(self, other):
+        return Tensor(self.array > self._other(other), boolean)
+
+    def __and__(self, other):
+        return Tensor(self.array & self._other(other), boolean)
+
     def float(self):
         return Tensor(self.array, float32)
 
@@ -100,6 +107,34 @@ class Tensor:
     def copy_(self, other):
         self.array[...] = other.array
         return self
+
+
+def foreach_operand(other, i):
+    """The i-th operand of a multi-tensor operation: a scalar, or a list's i-th tensor."""
+    if isinstance(other, (list, tuple)):
+        other = other[i]
+    return other.array if isinstance(other, Tensor) else other
+
+
+def foreach_in_place(operation):
+    """torch._foreach_<op>_(tensors, other): tensors[i] = operation(tensors[i], other's i-th)."""
+    def apply(tensors, *others, **keywords):
+        for i, t in enumerate(tensors):
+            t.array[...] = operation(t.array, *(foreach_operand(o, i) for o in others), **keywords)
+    return apply
+
+
+def foreach_copy(operation):
+    """torch._foreach_<op>(tensors, other): new tensors, the inputs unchanged."""
+    def apply(tensors, *others, **keywords):
+        copies = [t.clone() for t in tensors]
+        foreach_in_place(operation)(copies, *others, **keywords)
+        return copies
+    return apply
+
+
+def add(a, b, alpha=1):
+    return a + alpha * b
 
 
 class Generator:
@@ -179,6 +214,17 @@ def make_fake_torch(failing_compile_graph):
                                          instance_norm=instance_norm),
         Parameter=lambda t: t)
     torch.optim = types.SimpleNamespace(AdamW=FakeAdamW)
+    torch._foreach_mul_ = foreach_in_place(lambda a, b: a * b)
+    torch._foreach_add_ = foreach_in_place(add)
+    torch._foreach_addcmul_ = foreach_in_place(lambda a, b, c, value=1: a + value * b * c)
+    torch._foreach_div_ = foreach_in_place(lambda a, b: a / b)
+    torch._foreach_sqrt_ = foreach_in_place(np.sqrt)
+    torch._foreach_div = foreach_copy(lambda a, b: a / b)
+    torch._foreach_norm = lambda tensors: [Tensor(np.linalg.norm(t.array.ravel()), t.dtype) for t in tensors]
+    torch.stack = lambda tensors: Tensor(np.stack([t.array for t in tensors]), tensors[0].dtype)
+    torch.unbind = lambda t: tuple(Tensor(a, t.dtype) for a in t.array)
+    torch.ones_like = lambda t: Tensor(np.ones_like(t.array), t.dtype)
+    torch.where = lambda c, a, b: Tensor(np.where(c.array, a.array, b.array), a.dtype)
 
     def compile(fn, dynamic=None, mode=None):
         if fn.__name__ == failing_compile_graph:
@@ -358,13 +404,14 @@ class TorchBaselineTest(unittest.TestCase):
                                    "bias_grad_column_sum=6x5,middle_axis_sum=2x3x4,column_softmax=5x4,column_softmax_large=6x3,"
                                    "layer_norm_backward=4x6,rms_norm_backward=3x5,group_norm=2x64x3,batch_norm=2x3x4x5,"
                                    "instance_norm=2x3x4x5,sinkhorn_step=5x4,sinkhorn_iteration=5x4,sinkhorn_two_iterations=5x4,"
-                                   "adamw_step=2"])
+                                   "adamw_step=2,lamb_step=2"])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
-        # Six graphs and twelve reductions, two dtypes each, and the AdamW step in f32.
-        self.assertEqual(len(doc["cases"]), 37)
-        reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c and c["graph"] != "adamw_step"}
+        # Six graphs and twelve reductions, two dtypes each, and the AdamW and LAMB steps in f32.
+        self.assertEqual(len(doc["cases"]), 38)
+        optimizers = ("adamw_step", "lamb_step")
+        reductions = {(c["graph"], c["dtype"]): c for c in doc["cases"] if "dims" in c and c["graph"] not in optimizers}
         self.assertEqual(sorted(reductions), [("batch_norm", "bf16"), ("batch_norm", "f32"),
                                               ("bias_grad_column_sum", "bf16"), ("bias_grad_column_sum", "f32"),
                                               ("column_softmax", "bf16"), ("column_softmax", "f32"),
@@ -419,9 +466,46 @@ class TorchBaselineTest(unittest.TestCase):
         self.assertEqual(self.baseline.lower_bound_bytes("adamw_step", 1, 100, "f32", (100,)),
                          7 * 15148800 * 4)
 
+    def test_lamb_step_matches_the_textbook_update(self):
+        rng = np.random.default_rng(12)
+        sizes = (5, 3, 4)
+        p0, g0, m0 = ([rng.uniform(-2, 2, n) for n in sizes] for _ in range(3))
+        v0 = [rng.uniform(0, 1, n) for n in sizes]
+        p0[1][:] = 0  # a zero parameter: the trust ratio is 1
+        state = [[self.tensor(a) for a in arrays] for arrays in (p0, g0, m0, v0)]
+        self.baseline.lamb_foreach_step(self.torch, *state)
+        lamb = self.baseline.LAMB
+        beta1, beta2 = lamb["betas"]
+        for i in range(len(sizes)):
+            m = beta1 * m0[i] + (1 - beta1) * g0[i]
+            v = beta2 * v0[i] + (1 - beta2) * g0[i] ** 2
+            u = (m / (1 - beta1**10)) / (np.sqrt(v / (1 - beta2**10)) + lamb["eps"]) + lamb["weight_decay"] * p0[i]
+            p_norm, u_norm = np.linalg.norm(p0[i]), np.linalg.norm(u)
+            ratio = p_norm / u_norm if p_norm > 0 and u_norm > 0 else 1.0
+            np.testing.assert_allclose(state[0][i].array, p0[i] - lamb["lr"] * ratio * u, rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(state[2][i].array, m, rtol=1e-6)
+            np.testing.assert_allclose(state[3][i].array, v, rtol=1e-6)
+            np.testing.assert_allclose(state[1][i].array, g0[i].astype(np.float32), rtol=0)  # gradients unchanged
+
+    def test_lamb_step_runs_eager_and_compiled_from_the_same_start(self):
+        output = os.path.join(tempfile.mkdtemp(), "torch.json")
+        code = self.baseline.main(["--device", "cpu", "--runs", "2", "--warmup", "1", "--graphs", "lamb_step",
+                                   "--modes", "eager,compile", "--reduction-dims", "lamb_step=3",
+                                   "--output", output])
+        self.assertEqual(code, 0)
+        with open(output) as handle:
+            doc = json.load(handle)
+        (case,) = doc["cases"]
+        self.assertEqual((case["graph"], case["dims"], case["dtype"]), ("lamb_step", [3], "f32"))
+        self.assertEqual(case["lower_bound_bytes"], 7 * (768 * 768 + 768 + 3072) * 4)
+        # torch has no fused LAMB.
+        self.assertEqual(sorted(case["results"]), ["compile", "eager"])
+        self.assertEqual(case["results"]["compile"]["rel_diff_vs_eager"], 0.0)
+        self.assertGreater(case["results"]["eager"]["median_us"], 0)
+
     def test_bad_reduction_dims_are_refused(self):
         for bad in ("middle_axis_sum=2x3", "nosuch=2x3", "bias_grad_column_sum=0x4", "bias_grad_column_sum=ax4",
-                    "adamw_step=3x4", "adamw_step=0"):
+                    "adamw_step=3x4", "adamw_step=0", "lamb_step=0"):
             with self.assertRaises(SystemExit):
                 with open(os.devnull, "w") as devnull:
                     saved, sys.stderr = sys.stderr, devnull

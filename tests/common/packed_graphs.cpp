@@ -139,6 +139,14 @@ const std::vector<ShapedGraph>& optimizer_graphs() {
          return adamw_step(transformer_parameter_sizes(dims[0]), dtype);
        },
        {DType::kF32}},
+      {"lamb_step",
+       {100},
+       {3},
+       [](const Dims& dims, DType dtype) {
+         if (dims.size() != 1 || dims[0] < 1) throw std::invalid_argument("lamb_step takes {tensor count}");
+         return lamb_step(transformer_parameter_sizes(dims[0]), dtype);
+       },
+       {DType::kF32}},
   };
   return graphs;
 }

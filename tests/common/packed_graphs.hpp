@@ -33,9 +33,9 @@ Graph lamb_step(const std::vector<int64_t>& sizes, DType dtype);
 // cycling through 768x768, 768, 3072 and 4x3072: the multi-tensor optimizer's mix of sizes.
 std::vector<int64_t> transformer_parameter_sizes(int64_t tensors);
 
-// adamw_step over transformer_parameter_sizes(dims[0]): dims is {tensor count}, 100 in the
-// benchmarks (15,148,800 elements) and 3 in the GPU benchmark's --check mode; f32 only, the
-// dtype in which torch's fused AdamW, the baseline, moves the same bytes.
+// adamw_step and lamb_step over transformer_parameter_sizes(dims[0]): dims is {tensor count},
+// 100 in the benchmarks (15,148,800 elements) and 3 in the GPU benchmark's --check mode; f32
+// only, the dtype in which torch's optimizers, the baselines, move the same bytes.
 const std::vector<ShapedGraph>& optimizer_graphs();
 
 }  // namespace fstitch::testing
