@@ -1235,7 +1235,13 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
           group_sizes.push_back(static_cast<int>(blocks));
       }
     }
+    // A part of a packed cooperative launch: also a group of its whole share of the wave.
+    if (constraint.max_split_blocks > 16 &&
+        std::find(group_sizes.begin(), group_sizes.end(), constraint.max_split_blocks) == group_sizes.end())
+      group_sizes.push_back(constraint.max_split_blocks);
     for (int blocks : group_sizes) {
+      if (constraint.sharing == LaunchSharing::kPackedSplitRowPart && blocks > constraint.max_split_blocks)
+        continue;
       for (int t = 256; t <= 512 && int64_t{t} * blocks <= C; t *= 2)
         add_row_mapping(ScheduleKind::kSplitRow, t, t, blocks);
     }
@@ -1286,9 +1292,16 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
   auto meets_constraint = [&] {
     if (constraint.block_threads > 0 && spec.block_threads != constraint.block_threads) return false;
     if (constraint.sharing == LaunchSharing::kOwnLaunch) return true;
+    if (!spec.column_totals.empty()) return false;
+    // A packed launch's parts share its one dynamic buffer (plan/packing.hpp): a split row's
+    // longer slice may keep its row there.
+    if (constraint.sharing == LaunchSharing::kPackedSplitRowPart)
+      return spec.schedule == ScheduleKind::kSplitRow &&
+             spec.split.residency == GroupResidency::kCooperative &&
+             spec.split.blocks <= constraint.max_split_blocks;
     return spec.schedule != ScheduleKind::kSplitRow &&
            !(spec.schedule == ScheduleKind::kColumnTile && spec.column.split > 1) &&
-           spec.column_totals.empty() && spec.dynamic_shared_bytes == 0;
+           spec.dynamic_shared_bytes == 0;
   };
   // Applies a mapping to spec; false when its cache placement does not fit, or it does not
   // meet the constraint.
@@ -1496,7 +1509,11 @@ bool analyze_kernel(const PlanInputs& in, std::vector<ValueId> members, KernelSp
         "no schedule of blocks of " +
         (constraint.block_threads > 0 ? std::to_string(constraint.block_threads) : std::string("any")) +
         " threads fits" +
-        (constraint.sharing == LaunchSharing::kPackedPart ? " a packed launch" : std::string()));
+        (constraint.sharing == LaunchSharing::kPackedPart ? " a packed launch"
+         : constraint.sharing == LaunchSharing::kPackedSplitRowPart
+             ? " a packed cooperative launch in groups of at most " +
+                   std::to_string(constraint.max_split_blocks) + " blocks"
+             : std::string()));
   }
   if (best == mappings.size()) {
     return reject(

@@ -327,13 +327,18 @@ struct Rejection {
 
 // Whether a kernel launches on its own or as one part of a packed launch (plan/packing.hpp),
 // which takes only schedules that need no launch of their own kind, no scratch of their own
-// and no dynamic shared memory.
-enum class LaunchSharing : uint8_t { kOwnLaunch, kPackedPart };
+// and no dynamic shared memory; or as one part of a packed cooperative launch of split rows,
+// which takes only split rows whose groups meet across the grid, each group a share of it
+// (its row kept in the launch's dynamic shared memory if need be).
+enum class LaunchSharing : uint8_t { kOwnLaunch, kPackedPart, kPackedSplitRowPart };
 
 // What a kernel's schedule must allow beyond computing its members.
 struct ScheduleConstraint {
   LaunchSharing sharing = LaunchSharing::kOwnLaunch;
   int block_threads = 0;  // the block size the kernel must use; 0: any
+  // kPackedSplitRowPart: the most blocks a row's group may have (its share of the launch's
+  // wave); that group size is among the ones scored.
+  int max_split_blocks = 0;
 };
 
 // Analyzes a candidate member set (any order) into *out (whose contents are replaced, and

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <type_traits>
 
 #include "plan/cost_model.hpp"
@@ -133,23 +134,33 @@ class PartSchedules {
 
   // The kernel as a part of a launch of `block_threads` (0: any), or nothing with `why`. Its
   // own split rows only where the launch is one of split rows (`split_rows`: of their kind,
-  // why_not_together checks); elsewhere it is scheduled again without them.
-  const KernelSpec* part(int k, int block_threads, bool split_rows, std::string* why) {
+  // why_not_together checks); elsewhere it is scheduled again without them. With
+  // `max_split_blocks`, a split row across a cooperative grid in groups of at most that many
+  // blocks: its own, or its rows split again over fewer blocks.
+  const KernelSpec* part(int k, int block_threads, bool split_rows, std::string* why,
+                         int max_split_blocks = 0) {
     const KernelSpec& own = specs_[static_cast<size_t>(k)];
     const std::string own_refusal = why_not_packable(own);
     const bool own_split = own.schedule == ScheduleKind::kSplitRow;
+    const bool fits_limit =
+        max_split_blocks == 0 || (splits_across_grid(own) && own.split.blocks <= max_split_blocks);
     if (own_refusal.empty() && (block_threads == 0 || own.block_threads == block_threads) &&
-        (split_rows || !own_split))
+        (split_rows || !own_split) && fits_limit)
       return &own;
-    auto key = std::make_pair(k, block_threads);
+    auto key = std::make_tuple(k, block_threads, max_split_blocks);
     auto found = cache_.find(key);
     if (found == cache_.end()) {
       Entry e;
       Rejection rejection;
+      const ScheduleConstraint constraint{
+          max_split_blocks > 0 ? LaunchSharing::kPackedSplitRowPart : LaunchSharing::kPackedPart,
+          block_threads, max_split_blocks};
       // Copies of inputs to outputs have no members to schedule again.
-      if (!own.members.empty() && analyze_kernel(in_, own.members, &e.spec, &rejection,
-                                                 {LaunchSharing::kPackedPart, block_threads})) {
+      if (!own.members.empty() && analyze_kernel(in_, own.members, &e.spec, &rejection, constraint)) {
         e.ok = true;
+      } else if (max_split_blocks > 0) {
+        e.why = "resources: its rows split over at most " + std::to_string(max_split_blocks) +
+                " blocks fit no schedule (" + rejection.reason + ")";
       } else if (!own_refusal.empty()) {
         e.why = own_refusal;
       } else if (own_split && (block_threads == 0 || own.block_threads == block_threads)) {
@@ -175,7 +186,7 @@ class PartSchedules {
   };
   const PlanInputs& in_;
   const std::vector<KernelSpec>& specs_;
-  std::map<std::pair<int, int>, Entry> cache_;
+  std::map<std::tuple<int, int, int>, Entry> cache_;
 };
 
 // `pack` with every part scheduled for blocks of `block_threads` (itself when they already
@@ -188,6 +199,41 @@ OpenPack pack_at_block_size(PartSchedules& schedules, const OpenPack& pack, cons
     const KernelSpec* part = schedules.part(k, block_threads, pack.totals.split_rows(), why);
     if (part == nullptr) return again;
     const LaunchTotals added(schedules.graph(), *part, params[static_cast<size_t>(k)]);
+    again.totals = again.kernels.empty() ? added : again.totals.plus(added);
+    again.kernels.push_back(k);
+    again.parts.push_back(*part);
+  }
+  again.seconds = pack.seconds;
+  return again;
+}
+
+// `pack`, a cooperative launch of split rows past one wave of `wave` blocks, with every part's
+// rows split again over its equal share of the wave (parts whose groups are already that small
+// keep them), or `why` one of its kernels cannot be. Packing saves launches, never bandwidth:
+// a part whose smaller groups would move more bytes (slices too long to keep on chip, read
+// again) is refused.
+OpenPack pack_split_over_shares(const PlanInputs& in, PartSchedules& schedules,
+                                const std::vector<KernelSpec>& specs, const OpenPack& pack,
+                                const std::vector<size_t>& params, int64_t wave, std::string* why) {
+  OpenPack again;
+  const auto share = static_cast<int>(wave / static_cast<int64_t>(pack.kernels.size()));
+  for (int k : pack.kernels) {
+    const KernelSpec* part = schedules.part(k, pack.totals.block_threads, true, why, share);
+    if (part == nullptr) return OpenPack{};
+    const KernelSpec& own = specs[static_cast<size_t>(k)];
+    const uint64_t own_bytes = add_traffic(own.bytes_read, own.bytes_written);
+    const uint64_t part_bytes = add_traffic(part->bytes_read, part->bytes_written);
+    if (part_bytes > own_bytes) {
+      *why = "cost model: its rows split over " + std::to_string(part->split.blocks) +
+             " blocks (its share of a wave of " + std::to_string(wave) + ") would move " +
+             std::to_string(part_bytes) + " bytes against its own " + std::to_string(own_bytes);
+      return OpenPack{};
+    }
+    const LaunchTotals added(schedules.graph(), *part, params[static_cast<size_t>(k)]);
+    if (!again.kernels.empty()) {
+      *why = why_not_together(in, again.totals, added);
+      if (!why->empty()) return OpenPack{};
+    }
     again.totals = again.kernels.empty() ? added : again.totals.plus(added);
     again.kernels.push_back(k);
     again.parts.push_back(*part);
@@ -359,15 +405,32 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
             if (refusal.empty()) refusal = why;
             continue;
           }
-          const PackedLaunch launch = make_packed_launch(in, joined.parts);
+          PackedLaunch launch = make_packed_launch(in, joined.parts);
           if (joined.totals.cooperative) {
-            const int64_t wave =
-                static_cast<int64_t>(launch.summary.planned_blocks_per_sm) * in.arch.sm_count;
-            if (launch.summary.grid_blocks > wave) {
+            auto wave_of = [&](const PackedLaunch& l) {
+              return static_cast<int64_t>(l.summary.planned_blocks_per_sm) * in.arch.sm_count;
+            };
+            // Groups as large as the device split their rows again over a share of the wave;
+            // longer slices may hold the launch to fewer blocks per SM, and so to a smaller
+            // wave and share (each try a smaller share than the last).
+            int64_t tried_wave = std::numeric_limits<int64_t>::max();
+            while (launch.summary.grid_blocks > wave_of(launch) && wave_of(launch) < tried_wave) {
+              tried_wave = wave_of(launch);
+              std::string resplit_why;
+              OpenPack resplit =
+                  pack_split_over_shares(in, schedules, specs, joined, params, tried_wave, &resplit_why);
+              if (resplit.kernels.empty()) {
+                if (refusal.empty()) refusal = resplit_why;
+                break;
+              }
+              launch = make_packed_launch(in, resplit.parts);
+              joined = std::move(resplit);
+            }
+            if (launch.summary.grid_blocks > wave_of(launch)) {
               if (refusal.empty())
                 refusal = "resources: the split rows' groups would not all be resident (" +
                           std::to_string(launch.summary.grid_blocks) + " blocks against one wave of " +
-                          std::to_string(wave) + ")";
+                          std::to_string(wave_of(launch)) + ")";
               continue;
             }
           }

@@ -51,6 +51,10 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
   for (DType dtype : {DType::kF32, DType::kBF16}) {
     built.push_back({std::string("lamb across the grid on sm_80 12288 12288 768 12288 ") + dtype_name(dtype),
                      std::make_shared<Graph>(lamb_step({12288, 12288, 768, 12288}, dtype))});
+    // On a device of 8 SMs each tensor alone is one group of a whole wave: joined, their rows
+    // are split again over shares of the wave, each slice kept in dynamic shared memory.
+    built.push_back({std::string("lamb split again on 8 SMs 16384 16384 16384 ") + dtype_name(dtype),
+                     std::make_shared<Graph>(lamb_step({16384, 16384, 16384}, dtype))});
   }
   // 300 scalings, 600 pointers: one launch where 32 KiB of parameters are taken.
   Graph scalings;
@@ -68,6 +72,10 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
     c.graph = b.graph;
     c.data_seed = cases.size() + 1;
     if (b.label.find("on sm_80") != std::string::npos) c.device = *arch_params(80);
+    if (b.label.find("on 8 SMs") != std::string::npos) {
+      c.device = *arch_params(80);
+      c.device->sm_count = 8;
+    }
     if (b.label.rfind("300 scalings", 0) == 0) {
       DeviceFacts facts;
       facts.kernel_param_bytes = kLargeKernelParamBytes;
@@ -76,7 +84,7 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
     cases.push_back(c);
   }
   const std::vector<CaseResult> results = run_cases(cases, harness_options_from_env());
-  size_t packed = 0, packed_clusters = 0, packed_cooperative = 0;
+  size_t packed = 0, packed_clusters = 0, packed_cooperative = 0, split_again = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     EXPECT_TRUE(results[i].ok) << cases[i].label << "\n" << results[i].report;
     FusionOptions options;
@@ -87,13 +95,17 @@ TEST(Differential, PackedLaunchesMatchTheReference) {
       packed += k.packed() ? 1 : 0;
       packed_clusters += k.packed() && k.launch == LaunchKind::kCluster ? 1 : 0;
       packed_cooperative += k.packed() && k.launch == LaunchKind::kCooperative ? 1 : 0;
+      // Parts split again: slices kept in the launch's dynamic shared memory.
+      split_again +=
+          k.packed() && k.launch == LaunchKind::kCooperative && k.spec.dynamic_shared_bytes > 0 ? 1 : 0;
     }
     EXPECT_LT(p.kernels.size(), fused_kernels(p).size()) << cases[i].label << "\n"
                                                          << dump_plan(*cases[i].graph, p);
   }
   EXPECT_GE(packed, cases.size());
   EXPECT_GE(packed_clusters, 3u) << "a launch of split rows in clusters per dtype";
-  EXPECT_GE(packed_cooperative, 2u) << "a cooperative launch of split rows per dtype";
+  EXPECT_GE(packed_cooperative, 4u) << "cooperative launches of split rows, two per dtype";
+  EXPECT_GE(split_again, 2u) << "a cooperative launch of rows split again per dtype";
 }
 
 }  // namespace

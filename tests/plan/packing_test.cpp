@@ -196,15 +196,51 @@ TEST(Packing, SplitRowsAcrossTheGridShareACooperativeLaunch) {
   EXPECT_TRUE(contains(text, "fst_group_barrier((p")) << text;
   EXPECT_TRUE(contains(dump_plan(g, p), "(fixed) (cooperative launch), ~")) << dump_plan(g, p);
 
-  // On an H100, tensors split over half a wave each go two to a launch; a third would not fit.
+  // On an H100, f32 tensors split over half a wave each go two to a launch. A third would
+  // take a third of the wave each: slices too long to keep on chip, read again, and packing
+  // never costs bandwidth.
   const Graph large = lamb_step({589824, 589824, 589824}, DType::kF32);
   const FusionPlan h100 = plan(large);
   expect_well_formed(large, h100);
   ASSERT_EQ(h100.kernels.size(), 2u) << dump_plan(large, h100);
   EXPECT_EQ(h100.kernels[0].parts.size(), 2u) << dump_plan(large, h100);
   EXPECT_EQ(h100.kernels[0].launch, LaunchKind::kCooperative);
-  EXPECT_TRUE(contains(dump_plan(large, h100), "the split rows' groups would not all be resident ("))
+  EXPECT_TRUE(contains(dump_plan(large, h100),
+                       "is launched alone: cost model: its rows split over 44 blocks (its "
+                       "share of a wave of 132) would move "))
       << dump_plan(large, h100);
+}
+
+// Split rows whose groups each fill a wave: alone, each 16-bit tensor of 589824 elements is
+// one group of 264 blocks on an H100. Joined, each tensor's rows are split again over its
+// share of the wave, its longer slice kept in the launch's dynamic shared memory: three to a
+// launch, in fewer launches and no more bytes than apart.
+TEST(Packing, SplitRowsFillingAWaveAreSplitAgainToShareACooperativeLaunch) {
+  const Graph g = lamb_step({589824, 589824, 589824}, DType::kBF16);
+  const FusionPlan p = plan(g);
+  expect_well_formed(g, p);
+  expect_independent_parts(g, p);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  const PlannedKernel& launch = p.kernels[0];
+  EXPECT_EQ(launch.launch, LaunchKind::kCooperative);
+  ASSERT_EQ(launch.parts.size(), 3u) << dump_plan(g, p);
+  const int64_t wave = int64_t{launch.spec.planned_blocks_per_sm} * p.arch.sm_count;
+  EXPECT_LE(launch.spec.grid_blocks, wave);
+  for (const KernelPart& part : launch.parts) {
+    EXPECT_EQ(part.spec.split.residency, GroupResidency::kCooperative);
+    EXPECT_LE(part.spec.split.blocks, wave / 3) << dump_plan(g, p);
+    EXPECT_EQ(part.spec.grid_blocks, part.spec.split.blocks);
+    EXPECT_GT(part.spec.dynamic_shared_bytes, 0u) << "the slice kept on chip";
+  }
+  EXPECT_GT(launch.spec.dynamic_shared_bytes, 0u);
+
+  // Each alone: one group of a whole wave per tensor, three launches moving at least as much.
+  const FusionPlan apart = plan(lamb_step({589824}, DType::kBF16));
+  ASSERT_EQ(apart.kernels.size(), 1u);
+  EXPECT_EQ(apart.kernels[0].spec.split.blocks,
+            int64_t{apart.kernels[0].spec.planned_blocks_per_sm} * apart.arch.sm_count);
+  EXPECT_LE(p.planned_bytes, 3 * apart.planned_bytes);
+  EXPECT_LT(p.est_seconds, 3 * apart.est_seconds);
 }
 
 // A multi-tensor AdamW step over tensors of mixed sizes: every tensor's update is one
