@@ -445,17 +445,22 @@ class TorchBaselineTest(unittest.TestCase):
                 self.assertEqual(case["results"]["compile"]["rel_diff_vs_eager"], 0.0)
         self.assertEqual(doc["copy"]["bytes_moved"], 2 * (16 << 20))
 
-    def test_adamw_step_runs_foreach_fused_and_compiled_from_the_same_start(self):
+    def run_optimizer_step(self, graph):
+        """The one case of a CPU run of `graph` over three tensors in eager and compile modes."""
         output = os.path.join(tempfile.mkdtemp(), "torch.json")
-        FakeAdamW.created = []
-        code = self.baseline.main(["--device", "cpu", "--runs", "2", "--warmup", "1", "--graphs", "adamw_step",
-                                   "--modes", "eager,compile", "--reduction-dims", "adamw_step=3",
+        code = self.baseline.main(["--device", "cpu", "--runs", "2", "--warmup", "1", "--graphs", graph,
+                                   "--modes", "eager,compile", "--reduction-dims", graph + "=3",
                                    "--output", output])
         self.assertEqual(code, 0)
         with open(output) as handle:
             doc = json.load(handle)
         (case,) = doc["cases"]
-        self.assertEqual((case["graph"], case["dims"], case["dtype"]), ("adamw_step", [3], "f32"))
+        self.assertEqual((case["graph"], case["dims"], case["dtype"]), (graph, [3], "f32"))
+        return case
+
+    def test_adamw_step_runs_foreach_fused_and_compiled_from_the_same_start(self):
+        FakeAdamW.created = []
+        case = self.run_optimizer_step("adamw_step")
         # Three tensors of 768x768, 768 and 3072 elements; seven values of four bytes each.
         self.assertEqual(case["lower_bound_bytes"], 7 * (768 * 768 + 768 + 3072) * 4)
         self.assertEqual(sorted(case["results"]), ["compile", "eager", "fused"])
@@ -488,15 +493,7 @@ class TorchBaselineTest(unittest.TestCase):
             np.testing.assert_allclose(state[1][i].array, g0[i].astype(np.float32), rtol=0)  # gradients unchanged
 
     def test_lamb_step_runs_eager_and_compiled_from_the_same_start(self):
-        output = os.path.join(tempfile.mkdtemp(), "torch.json")
-        code = self.baseline.main(["--device", "cpu", "--runs", "2", "--warmup", "1", "--graphs", "lamb_step",
-                                   "--modes", "eager,compile", "--reduction-dims", "lamb_step=3",
-                                   "--output", output])
-        self.assertEqual(code, 0)
-        with open(output) as handle:
-            doc = json.load(handle)
-        (case,) = doc["cases"]
-        self.assertEqual((case["graph"], case["dims"], case["dtype"]), ("lamb_step", [3], "f32"))
+        case = self.run_optimizer_step("lamb_step")
         self.assertEqual(case["lower_bound_bytes"], 7 * (768 * 768 + 768 + 3072) * 4)
         # torch has no fused LAMB.
         self.assertEqual(sorted(case["results"]), ["compile", "eager"])
