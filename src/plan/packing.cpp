@@ -385,6 +385,9 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
       OpenPack best_pack;
       std::string refusal;
       double closest_loss = std::numeric_limits<double>::infinity();
+      // Why a cooperative launch of split rows, its own kind, would not take it: reported over
+      // the cost refusals of packs that would schedule it again without its split.
+      std::string kin_refusal;
       for (size_t p = 0; p < open.size(); ++p) {
         const OpenPack& pack = open[p];
         std::vector<int> block_sizes = {pack.totals.block_threads};
@@ -420,17 +423,17 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
               OpenPack resplit =
                   pack_split_over_shares(in, schedules, specs, joined, params, tried_wave, &resplit_why);
               if (resplit.kernels.empty()) {
-                if (refusal.empty()) refusal = resplit_why;
+                if (kin_refusal.empty()) kin_refusal = resplit_why;
                 break;
               }
               launch = make_packed_launch(in, resplit.parts);
               joined = std::move(resplit);
             }
             if (launch.summary.grid_blocks > wave_of(launch)) {
-              if (refusal.empty())
-                refusal = "resources: the split rows' groups would not all be resident (" +
-                          std::to_string(launch.summary.grid_blocks) + " blocks against one wave of " +
-                          std::to_string(wave_of(launch)) + ")";
+              if (kin_refusal.empty())
+                kin_refusal = "resources: the split rows' groups would not all be resident (" +
+                              std::to_string(launch.summary.grid_blocks) + " blocks against one wave of " +
+                              std::to_string(wave_of(launch)) + ")";
               continue;
             }
           }
@@ -462,6 +465,7 @@ Packing pack_independent_kernels(const PlanInputs& in, const std::vector<KernelS
       // launch (its own schedule while it stays alone).
       std::string why;
       const KernelSpec* part = schedules.part(k, 0, true, &why);
+      if (!kin_refusal.empty()) refusal = kin_refusal;
       if (refusal.empty()) refusal = why;
       if (!refusal.empty()) reasons.emplace_back(k, refusal);
       if (part == nullptr) {

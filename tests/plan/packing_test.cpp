@@ -241,6 +241,19 @@ TEST(Packing, SplitRowsFillingAWaveAreSplitAgainToShareACooperativeLaunch) {
             int64_t{apart.kernels[0].spec.planned_blocks_per_sm} * apart.arch.sm_count);
   EXPECT_LE(p.planned_bytes, 3 * apart.planned_bytes);
   EXPECT_LT(p.est_seconds, 3 * apart.est_seconds);
+
+  // On an A100 (164 KB of shared memory an SM) an f32 tensor's slices at half a wave would no
+  // longer fit on chip: each is launched alone, and the dump names that cause, not the cost
+  // of a pack that would schedule it again without its split (the small tensor's).
+  const Graph a100_graph = lamb_step({589824, 768, 589824}, DType::kF32);
+  const FusionPlan a100 = plan(a100_graph, FusionPolicy::kStitch, 80);
+  expect_well_formed(a100_graph, a100);
+  EXPECT_EQ(a100.kernels.size(), 3u) << dump_plan(a100_graph, a100);
+  EXPECT_TRUE(contains(
+      dump_plan(a100_graph, a100),
+      "kernel 2 is launched alone: cost model: its rows split over 54 blocks (its share of a wave of "
+      "108) would move "))
+      << dump_plan(a100_graph, a100);
 }
 
 // A multi-tensor AdamW step over tensors of mixed sizes: every tensor's update is one
