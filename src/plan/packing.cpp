@@ -217,6 +217,11 @@ OpenPack pack_split_over_shares(const PlanInputs& in, PartSchedules& schedules,
                                 const std::vector<size_t>& params, int64_t wave, std::string* why) {
   OpenPack again;
   const auto share = static_cast<int>(wave / static_cast<int64_t>(pack.kernels.size()));
+  if (share < 2) {  // a group is two blocks at least
+    *why = "resources: " + std::to_string(pack.kernels.size()) + " split rows cannot share a wave of " +
+           std::to_string(wave) + " blocks";
+    return OpenPack{};
+  }
   for (int k : pack.kernels) {
     const KernelSpec* part = schedules.part(k, pack.totals.block_threads, true, why, share);
     if (part == nullptr) return OpenPack{};
