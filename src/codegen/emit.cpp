@@ -867,6 +867,7 @@ class KernelEmitter {
   std::ostringstream out_;
   int indent_ = 0;
   int counter_ = 0;
+  int exchanges_in_row_ = 0;  // block-wide exchanges emitted so far in this row (row_body.inc)
   size_t shared_offset_ = 0;  // a part's bytes of the launch's shared buffer (declare_shared)
   bool in_element_loop_ = false;
   std::set<ValueId> members_;

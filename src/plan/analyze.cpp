@@ -13,6 +13,7 @@
 #include "plan/kernel_spec.hpp"
 #include "plan/op_class.hpp"
 #include "plan/row_cache.hpp"
+#include "plan/row_exchange.hpp"
 #include "plan/row_prefetch.hpp"
 #include "plan/row_vectors.hpp"
 #include "plan/schedule_columns.hpp"
@@ -193,13 +194,14 @@ bool assign_shared_cache(const PlanInputs& in, KernelSpec& spec, const std::vect
   // row buffers move to dynamic shared memory (the kernel opts in to the larger size).
   const size_t budget = std::min<size_t>(
       in.shared_budget, static_cast<size_t>(std::max(0, in.arch.max_shared_bytes_per_block)));
-  // Reduction scratch, at most one array per type; a split row's two partial slots per
+  // The row exchanges' buffers (plan/row_exchange.hpp); a split row's two partial slots per
   // reduction when its cluster keeps them in shared memory.
   size_t reductions = 0;
   for (ValueId v : spec.members) reductions += op_family(g.node(v).op) == OpFamily::kReduce ? 1 : 0;
   const bool cluster_partials =
       spec.schedule == ScheduleKind::kSplitRow && spec.split.residency == GroupResidency::kCluster;
-  const size_t scratch = 4 * 32 * sizeof(double) + (cluster_partials ? 2 * sizeof(double) * reductions : 0);
+  const size_t scratch =
+      row_exchange_scratch_bytes(g, spec) + (cluster_partials ? 2 * sizeof(double) * reductions : 0);
   size_t bytes = scratch;
   for (DType t : types) {
     // Checked: a row may be far longer than any shared memory (up to 2^62 elements). Each
@@ -416,12 +418,7 @@ bool fit_column_totals(const Graph& g, KernelSpec& spec) {
   // Room beside what else the block declares statically: its row reductions' scratch, and a
   // bf16 GELU table should the kernel take one.
   uint64_t declared = bf16_gelu_table_bytes();
-  if (spec.threads_per_row > 32) {
-    for (ValueId v : spec.members) {
-      const Node& n = g.node(v);
-      if (op_family(n.op) == OpFamily::kReduce && !spec.is_column_total(v)) declared += 32 * dtype_size(n.dtype);
-    }
-  }
+  declared += row_exchange_scratch_bytes(g, spec);
   if (declared >= kStaticSharedLimit) return false;
   uint64_t bytes = 0;
   for (ValueId v : spec.column_totals) {

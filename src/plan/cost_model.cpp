@@ -7,6 +7,7 @@
 #include "plan/gelu_evaluation.hpp"
 #include "plan/launch_grid.hpp"
 #include "plan/op_class.hpp"
+#include "plan/row_exchange.hpp"
 #include "plan/row_prefetch.hpp"
 
 namespace fstitch {
@@ -317,12 +318,7 @@ size_t kernel_shared_bytes(const Graph& g, const KernelSpec& s) {
   if (s.cache == RowCache::kShared) return s.shared_cache_bytes + table;
   // Beside column totals, dynamic shared memory holds a second stage's crossing rows.
   if (s.threads_per_row <= 32) return table + s.column_total_shared_bytes + s.dynamic_shared_bytes;
-  size_t bytes = table + s.column_total_shared_bytes + s.dynamic_shared_bytes;
-  for (ValueId v : s.members) {
-    if (op_family(g.node(v).op) == OpFamily::kReduce && !s.is_column_total(v))
-      bytes += 32 * (wide(g.node(v).dtype) ? 8 : 4);
-  }
-  return bytes;
+  return table + s.column_total_shared_bytes + s.dynamic_shared_bytes + row_exchange_scratch_bytes(g, s);
 }
 
 double bytes_in_flight_per_thread(const Graph& g, const KernelSpec& s) {
@@ -605,12 +601,9 @@ static CostBreakdown estimate_at(const ArchParams& a, const Graph& g, const Kern
   }
 
   if (s.threads_per_row > 32 && s.schedule != ScheduleKind::kColumnTile) {
-    // Two block barriers per reduction and row, and one more per row where shifted rows hand
-    // the shared row cache's slots to other threads; other blocks on the SM hide part of them.
-    int barriers = 0;
-    for (ValueId v : s.members)
-      barriers += op_family(g.node(v).op) == OpFamily::kReduce && !s.is_column_total(v) ? 2 : 0;
-    if (s.row_alignment == RowVectorAlignment::kShifted && s.cache == RowCache::kShared) ++barriers;
+    // The row's exchanges and the barrier that may end it (plan/row_exchange.hpp); other
+    // blocks on the SM hide part of them.
+    const int barriers = row_barriers(g, s);
     const double rows_per_sm = static_cast<double>(s.rows) / static_cast<double>(a.sm_count);
     c.barrier_seconds =
         row_loops * rows_per_sm * barriers * a.block_barrier_seconds / static_cast<double>(per_sm);

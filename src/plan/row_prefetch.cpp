@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "plan/cost_model.hpp"
+#include "plan/row_exchange.hpp"
 
 namespace fstitch {
 
@@ -45,12 +46,16 @@ RowTimeline row_timeline(const ArchParams& a, const Graph& g, const KernelSpec& 
   const double in_flight = std::max(1.0, bytes_in_flight_per_thread(g, s));
   t.loads = std::max(1.0, std::ceil(row_bytes / in_flight)) * a.memory_latency_seconds;
   // Each pass ends in a combine of the row's threads: a shuffle round per halving within the
-  // warp, then across warps through shared memory between two block barriers (a shared
-  // access costs about a shuffle).
+  // warp, then across warps through shared memory behind the row's exchange barriers
+  // (plan/row_exchange.hpp; a shared access costs about a shuffle).
   const int T = std::max(1, s.threads_per_row);
   const double steps = std::log2(std::min(32.0, static_cast<double>(T)));
   double combine = steps * a.warp_shuffle_seconds;
-  if (T > 32) combine += 2 * a.block_barrier_seconds + (2.0 + T / 32.0) * a.warp_shuffle_seconds;
+  if (T > 32) {
+    const double barriers_per_pass =
+        static_cast<double>(row_barriers(g, s)) / static_cast<double>(std::max(1, row_exchanges(g, s)));
+    combine += barriers_per_pass * a.block_barrier_seconds + (2.0 + T / 32.0) * a.warp_shuffle_seconds;
+  }
   // The row's instructions, at one warp instruction per clock; the first pass is one of the
   // phases + 1 passes.
   const double instructions = instructions_per_element(g, s) * static_cast<double>(s.elems_per_thread);
