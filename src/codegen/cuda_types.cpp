@@ -112,6 +112,10 @@ std::string store_rounded_expr(DType t, const std::string& v) {
   }
 }
 
+std::string round_arithmetic_expr(DType t, const std::string& v) {
+  return t == DType::kBF16 ? "fst_round_bf16_arith(" + v + ")" : round_expr(t, v);
+}
+
 std::string round_expr(DType t, const std::string& v) {
   switch (t) {
     case DType::kF16:

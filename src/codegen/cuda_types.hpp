@@ -22,6 +22,9 @@ std::string bits_from_storage(DType t, const std::string& stored);
 // compute -> storage, for a value already rounded to t (as every value of a kernel is)
 std::string store_value_expr(DType t, const std::string& value);
 std::string round_expr(DType t, const std::string& value);  // wrap/round a compute value to t
+// round_expr for a value one f32 add, subtract or multiply gave (result_has_canonical_nan in
+// plan/op_class.hpp): a bf16 rounding without the NaN rule, whose bits are the same there.
+std::string round_arithmetic_expr(DType t, const std::string& value);
 // The storage bits of a compute value not yet rounded to t: what store_value_expr gives
 // for round_expr(t, value), converted once.
 std::string store_rounded_expr(DType t, const std::string& value);

@@ -19,6 +19,7 @@
 #include "codegen/vector_access.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/gelu_evaluation.hpp"
+#include "plan/op_class.hpp"
 #include "plan/row_cache.hpp"
 #include "support/error.hpp"
 
@@ -216,7 +217,9 @@ class KernelEmitter {
     if (t != DType::kBF16 && t != DType::kF16) return define(v, round_expr(t, expr));
     const std::string unrounded = "u" + std::to_string(v) + "_" + std::to_string(counter_++);
     line("const float " + unrounded + " = " + expr + ";");
-    const std::string name = define(v, round_expr(t, unrounded));
+    const std::string name =
+        define(v, result_has_canonical_nan(g_.node(v).op) ? round_arithmetic_expr(t, unrounded)
+                                                          : round_expr(t, unrounded));
     unrounded_[name] = {unrounded, t};
     return name;
   }

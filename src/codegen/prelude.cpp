@@ -149,6 +149,22 @@ static __device__ __forceinline__ float fst_round_bf16(float f) {
 #endif
 }
 
+// Rounded in place, for a float one f32 add, subtract or multiply gave. The GPU gives the
+// NaN of such an instruction the canonical bits 0x7fffffff, which the conversion turns into
+// the canonical bf16 0x7fff as fst_round_bf16's rule would; where the compiler folded the
+// instruction away (x * 1 is x) the conversion still gives 0x7fff, the bits the instruction
+// would have given. 1 instruction instead of 4. The host, whose arithmetic keeps payloads,
+// rounds as fst_round_bf16 does.
+static __device__ __forceinline__ float fst_round_bf16_arith(float f) {
+#ifdef __CUDACC_RTC__
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(f), "f"(0.0f));
+  return __uint_as_float(r);
+#else
+  return fst_round_bf16(f);
+#endif
+}
+
 // f64 rounded straight to f16 / bf16 (to nearest even, one rounding), returned as the
 // exactly equal float. Going through f32 first would round twice.
 static __device__ __forceinline__ double fst_round_f64_to(double x, int mantissa_bits, double min_normal,

@@ -115,8 +115,16 @@ double op_instructions(const Graph& g, const KernelSpec& s, ValueId v) {
   }
   if (wide(n.dtype) && is_float(n.dtype)) k *= 4;  // f64: half-rate FMA, software transcendentals
   if (rounded_from_f32(g, s, v) && !used_in_kernel(g, s, v)) return k;
+  // Only what the kernel computes is rounded: a broadcast, view or select passes its operand's
+  // bits on, and a constant is a literal already of its dtype.
+  const OpFamily family = op_family(n.op);
+  if (family != OpFamily::kUnary && family != OpFamily::kBinary && family != OpFamily::kCast &&
+      family != OpFamily::kIota)
+    return k;
   if (n.dtype == DType::kF16) k += 2;   // cvt to f16 and back
-  if (n.dtype == DType::kBF16) k += 4;  // cvt.rn.bf16.f32, the NaN rule and back
+  // cvt.rn.bf16.f32, the NaN rule and back; an add, subtract or multiply needs no NaN rule
+  // (fst_round_bf16_arith), and its cvt leaves the float's bits in place.
+  if (n.dtype == DType::kBF16) k += result_has_canonical_nan(n.op) ? 1 : 4;
   return k;
 }
 

@@ -2,6 +2,10 @@
 
 namespace fstitch {
 
+bool result_has_canonical_nan(OpKind kind) {
+  return kind == OpKind::kAdd || kind == OpKind::kSub || kind == OpKind::kMul;
+}
+
 double op_compute_weight(OpKind kind) {
   switch (kind) {
     case OpKind::kExp:

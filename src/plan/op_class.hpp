@@ -21,4 +21,10 @@ const char* op_class_name(OpClass c);
 // Relative arithmetic cost of one element of the op (1 for a light op).
 double op_compute_weight(OpKind kind);
 
+// Whether the op's f32 result is one add, subtract or multiply instruction. A NaN such an
+// instruction gives has the canonical bits 0x7fffffff on the GPU (not an operand's payload),
+// so rounding it to bf16 needs no rule to keep a payload: the conversion alone gives the
+// canonical bf16 NaN the rule would (fst_round_bf16_arith in codegen/prelude.cpp).
+bool result_has_canonical_nan(OpKind kind);
+
 }  // namespace fstitch

@@ -40,11 +40,11 @@ TEST(BoundaryCause, APathThroughAnOpaqueOperationIsACycle) {
     EXPECT_NE(b.reason.find("through opaque operation %" + std::to_string(m)), std::string::npos) << b.reason;
 }
 
-// A bf16 LayerNorm backward of [4096, 1024]: its column totals (dgamma, dbeta) beside dx
-// would make every block add a row of partials; the model scores the two kernels faster
-// apart, and the reason gives both sides.
+// A bf16 Sinkhorn step of [4096, 1024]: a softmax over each row, then each column divided by
+// its sum. The model scores the two kernels faster apart than one whose rows wait for the
+// column sums at a grid barrier, and the reason gives both sides.
 TEST(BoundaryCause, ACostDecisionShowsTheEstimates) {
-  const Graph g = testing::layer_norm_backward(4096, 1024, DType::kBF16);
+  const Graph g = testing::sinkhorn_step(4096, 1024, DType::kBF16);
   const FusionPlan p = plan(g);
   for (const Boundary& b : p.boundaries) {
     if (b.cause != BoundaryCause::kCost) continue;

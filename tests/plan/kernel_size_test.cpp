@@ -21,11 +21,11 @@ namespace {
 using testing::plan;
 
 // y = ((x - 0.25) * 1.0001 - 0.25) * 1.0001 ... with `ops` operations.
-Graph scaled_chain(int ops, const Dims& dims) {
+Graph scaled_chain(int ops, const Dims& dims, DType dtype = DType::kF32) {
   Graph g;
-  ValueId y = build_input(g, "x", DType::kF32, dims);
+  ValueId y = build_input(g, "x", dtype, dims);
   for (int i = 0; i < ops; ++i) {
-    const ValueId c = build_broadcast(g, build_constant_f64(g, DType::kF32, i % 2 ? 1.0001 : 0.25), dims);
+    const ValueId c = build_broadcast(g, build_constant_f64(g, dtype, i % 2 ? 1.0001 : 0.25), dims);
     y = build_binary(g, i % 2 ? OpKind::kMul : OpKind::kSub, y, c);
   }
   build_output(g, "y", y);
@@ -39,6 +39,20 @@ TEST(KernelSize, AFiveHundredOperationChainIsOneKernel) {
   EXPECT_EQ(p.kernels[0].spec.members.size(), 500u);
   EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes);
   EXPECT_FALSE(emit_kernel(g, p.kernels[0]).empty());
+}
+
+// In bf16 every operation rounds its result. An add, subtract or multiply rounds with the
+// conversion alone (fst_round_bf16_arith), and the broadcast constants it reads round
+// nothing: 500 of them at 8 lanes a vector are one kernel within the code budget, where four
+// instructions a rounding, charged to the constants too, split the chain into five kernels
+// moving five times the bytes.
+TEST(KernelSize, AFiveHundredOperationBf16ChainIsOneKernel) {
+  const Graph g = scaled_chain(500, {4096, 4096}, DType::kBF16);
+  const FusionPlan p = plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u) << dump_plan(g, p);
+  EXPECT_EQ(p.planned_bytes, p.lower_bound_bytes);
+  EXPECT_EQ(p.kernels[0].spec.vector_width, 8);
+  EXPECT_LE(code_instructions(g, p.kernels[0].spec), 500.0 * 8 * 3);
 }
 
 // Eight thousand operations estimate past the code budget: the chain splits into kernels
